@@ -1,0 +1,135 @@
+#include "actors/loop_runner.hpp"
+
+#include <random>
+
+#include "config/log.hpp"
+#include "domain/json.hpp"
+#include "persistence/heartbeat_store.hpp"
+
+namespace mg::actors {
+
+namespace {
+
+constexpr auto heartbeat_every = std::chrono::seconds(1);
+
+double jitter_draw() {
+  thread_local std::mt19937 rng{std::random_device{}()};
+  return std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
+}
+
+void forward_wakeups(const workers::pass_result& r, const worker_env& env,
+                     worker_actor::stateful_pointer<loop_state> self) {
+  auto& links = *env.links;
+  // Reconcile hand-offs are the engine's data path, not a latency hint:
+  // they flow with wake-ups off too (the sweep is the safety net).
+  if (links.registry)
+    for (auto& id : r.reconcile)
+      self->send(links.registry, changed_atom::value, id);
+  if (!env.wakeups)
+    return;
+  if (r.wake_observer && links.observer)
+    self->send(links.observer, wake_atom::value);
+  if (r.wake_dispatcher && links.dispatcher)
+    self->send(links.dispatcher, wake_atom::value);
+}
+
+/// Heartbeats at most once a second while draining, and after every idle
+/// pass, so a busy worker does not pay a write per item.
+void maybe_beat(loop_state& st, const worker_spec& spec, const worker_env& env, bool idle) {
+  auto now = std::chrono::steady_clock::now();
+  if (!idle && now - st.last_beat < heartbeat_every)
+    return;
+  try {
+    db::heartbeat h;
+    h.status = st.consecutive_errors >= domain::max_consecutive_errors ? "backing_off" : "running";
+    h.iterations = st.unreported_iterations;
+    h.items = st.unreported_items;
+    h.consecutive_errors = st.consecutive_errors;
+    h.last_error = st.last_error;
+    db::beat(st.conn->get(), {spec.name, env.runtime_node, env.network_class}, h);
+    st.unreported_iterations = st.unreported_items = 0;
+    st.last_beat = now;
+  } catch (const std::exception& ex) {
+    st.conn->reset(); // the next pass reconnects and reports the error
+  }
+}
+
+void schedule(worker_actor::stateful_pointer<loop_state> self, double delay_seconds) {
+  auto& st = self->state;
+  auto gen = ++st.generation;
+  if (delay_seconds <= 0) {
+    st.immediate_pending = true;
+    self->send(self, tick_atom::value, gen);
+  } else {
+    self->delayed_send(self, std::chrono::microseconds(static_cast<long>(delay_seconds * 1e6)),
+                       tick_atom::value, gen);
+  }
+}
+
+void run_pass(worker_actor::stateful_pointer<loop_state> self, const worker_spec& spec,
+              const worker_env& env) {
+  auto& st = self->state;
+  int processed = 0;
+  std::optional<double> next_due;
+  try {
+    auto r = spec.pass(*st.conn);
+    processed = r.processed;
+    next_due = r.next_due_in_seconds;
+    st.consecutive_errors = 0;
+    forward_wakeups(r, env, self);
+  } catch (const std::exception& ex) {
+    ++st.consecutive_errors;
+    st.last_error = ex.what();
+    if (db::is_connection_error(ex))
+      st.conn->reset();
+    log::error("worker pass failed", {{"worker", spec.name},
+                                      {"consecutive_errors", st.consecutive_errors},
+                                      {"error", ex.what()}});
+  }
+  ++st.iterations;
+  ++st.unreported_iterations;
+  st.items += processed;
+  st.unreported_items += processed;
+  maybe_beat(st, spec, env, processed == 0);
+  auto policy = spec.policy;
+  policy.drain = policy.drain && env.wakeups;
+  auto delay = domain::next_loop_delay(policy, st.consecutive_errors, processed, jitter_draw());
+  if (env.wakeups && next_due)
+    delay = std::min(delay, *next_due);
+  schedule(self, delay);
+}
+
+} // namespace
+
+worker_actor::behavior_type loop_worker(worker_actor::stateful_pointer<loop_state> self,
+                                        worker_spec spec, worker_env env) {
+  self->state.conn = std::make_unique<db::connection_slot>(env.database_url);
+  return {
+      [=](tick_atom, uint64_t gen) {
+        auto& st = self->state;
+        if (gen != st.generation)
+          return; // superseded by a wake-up
+        st.immediate_pending = false;
+        run_pass(self, spec, env);
+      },
+      [=](wake_atom) {
+        auto& st = self->state;
+        if (st.immediate_pending)
+          return;
+        if (!env.wakeups && st.iterations > 0)
+          return; // pure polling: only the first (start) wake counts
+        schedule(self, 0);
+      },
+      [=](crash_atom) { self->quit(caf::sec::runtime_error); },
+      [=](status_atom) {
+        auto& st = self->state;
+        return "{\"worker\":" + json::quote(spec.name) +
+               ",\"group\":\"" + to_string(spec.group) +
+               "\",\"iterations\":" + std::to_string(st.iterations) +
+               ",\"items\":" + std::to_string(st.items) +
+               ",\"consecutive_errors\":" + std::to_string(st.consecutive_errors) + "}";
+      },
+  };
+}
+
+} // namespace mg::actors

@@ -1,0 +1,64 @@
+#pragma once
+// The shared loop runner (reference run_loop): one pass per tick on the
+// worker's own connection; interval ± jitter (never below 0.1 s); errors
+// logged and counted, backoff min(2^n, 60 s) from 5 in a row; a success
+// resets the count; shutdown (an exit message) ends it. SPEC §1 adds drain
+// passes and wake-ups, both off with MG_WAKEUPS_ENABLED=false.
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "actors/protocol.hpp"
+#include "actors/workers/engine.hpp"
+#include "domain/timing.hpp"
+#include "persistence/connection_slot.hpp"
+
+namespace mg::actors {
+
+enum class worker_group { core, sidecar };
+
+inline const char* to_string(worker_group g) { return g == worker_group::core ? "core" : "sidecar"; }
+
+/// Handles the workers need to wake one another. Filled by the supervisor
+/// before any worker starts (workers start on their first wake message).
+struct runtime_links {
+  worker_actor dispatcher;
+  worker_actor observer;
+  movement_registry_actor registry;
+};
+
+struct worker_spec {
+  std::string name;
+  worker_group group = worker_group::core;
+  domain::loop_policy policy;
+  /// One pass on the worker's own connection.
+  std::function<workers::pass_result(db::connection_slot&)> pass;
+};
+
+struct worker_env {
+  std::string database_url;
+  std::string runtime_node;
+  std::string network_class;
+  bool wakeups = true;
+  std::shared_ptr<runtime_links> links;
+};
+
+struct loop_state {
+  static inline const char* name = "loop-worker";
+  std::unique_ptr<db::connection_slot> conn;
+  uint64_t generation = 0;
+  bool immediate_pending = false;
+  int consecutive_errors = 0;
+  long iterations = 0;
+  long items = 0;
+  long unreported_iterations = 0;
+  long unreported_items = 0;
+  std::string last_error;
+  std::chrono::steady_clock::time_point last_beat{};
+};
+
+/// Spawned detached by the supervisor; starts looping on its first wake.
+worker_actor::behavior_type loop_worker(worker_actor::stateful_pointer<loop_state> self,
+                                        worker_spec spec, worker_env env);
+
+} // namespace mg::actors

@@ -1,0 +1,109 @@
+#include "actors/movements.hpp"
+
+#include <functional>
+
+#include "actors/workers/reconcile_sweep.hpp"
+#include "config/log.hpp"
+
+namespace mg::actors {
+
+reconciler_actor::behavior_type reconciler(reconciler_actor::stateful_pointer<reconciler_state> self,
+                                           std::shared_ptr<workers::engine_context> ctx,
+                                           std::string database_url,
+                                           std::shared_ptr<runtime_links> links, bool wakeups) {
+  self->state.conn = std::make_unique<db::connection_slot>(database_url);
+  return {
+      [=](reconcile_atom, const std::string& request_id) -> caf::result<bool> {
+        try {
+          auto outcome = workers::reconcile_one(self->state.conn->get(), ctx->e, request_id);
+          if (wakeups && outcome.activated > 0 && links->dispatcher)
+            self->send(links->dispatcher, wake_atom::value);
+          return !outcome.found || outcome.terminal;
+        } catch (const std::exception& ex) {
+          if (db::is_connection_error(ex))
+            self->state.conn->reset();
+          log::warn("reconcile failed; the sweep will retry",
+                    {{"request_id", request_id}, {"error", ex.what()}});
+          return caf::make_error(caf::sec::runtime_error, ex.what());
+        }
+      },
+  };
+}
+
+namespace {
+
+void request_reconcile(movement_actor::stateful_pointer<movement_state> self,
+                       const std::string& request_id, const reconciler_actor& reconciler) {
+  auto& st = self->state;
+  st.busy = true;
+  st.dirty = false;
+  self->request(reconciler, reconcile_timeout, reconcile_atom::value, request_id)
+      .then(
+          [=](bool finished) {
+            auto& st = self->state;
+            st.busy = false;
+            ++st.reconciles;
+            if (st.dirty)
+              request_reconcile(self, request_id, reconciler);
+            else if (finished)
+              self->quit();
+          },
+          [=](const caf::error&) {
+            // Left flagged needs_reconcile: the sweep takes over.
+            self->quit();
+          });
+}
+
+} // namespace
+
+movement_actor::behavior_type movement(movement_actor::stateful_pointer<movement_state> self,
+                                       std::string request_id, reconciler_actor reconciler) {
+  return {
+      [=](changed_atom) {
+        if (self->state.busy) {
+          self->state.dirty = true;
+          return;
+        }
+        request_reconcile(self, request_id, reconciler);
+      },
+      [=](status_atom) {
+        return "{\"request_id\":\"" + request_id +
+               "\",\"reconciles\":" + std::to_string(self->state.reconciles) + "}";
+      },
+  };
+}
+
+movement_registry_actor::behavior_type
+movement_registry(movement_registry_actor::stateful_pointer<registry_state> self,
+                  std::vector<reconciler_actor> reconcilers) {
+  self->set_down_handler([=](const caf::down_msg& dm) {
+    auto& st = self->state;
+    auto it = st.ids.find(dm.source);
+    if (it == st.ids.end())
+      return;
+    st.movements.erase(it->second);
+    st.ids.erase(it);
+  });
+  return {
+      [=](changed_atom, const std::string& request_id) {
+        auto& st = self->state;
+        auto it = st.movements.find(request_id);
+        if (it == st.movements.end()) {
+          // The same request always goes to the same reconciler, so two
+          // reconciles of one request never contend for its lock.
+          auto& r = reconcilers[std::hash<std::string>{}(request_id) % reconcilers.size()];
+          // Linked: when the registry stops, its movements stop with it.
+          auto m = self->spawn<caf::linked>(movement, request_id, r);
+          self->monitor(m);
+          st.ids.emplace(m.address(), request_id);
+          it = st.movements.emplace(request_id, m).first;
+        }
+        self->send(it->second, changed_atom::value);
+      },
+      [=](status_atom) {
+        return "{\"active_movements\":" + std::to_string(self->state.movements.size()) + "}";
+      },
+  };
+}
+
+} // namespace mg::actors

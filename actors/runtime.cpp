@@ -1,0 +1,116 @@
+#include "actors/runtime.hpp"
+
+#include <csignal>
+
+#include "actors/workers/dispatch_listener.hpp"
+#include "actors/workers/node_dispatcher.hpp"
+#include "actors/workers/node_observer.hpp"
+#include "actors/workers/node_recovery.hpp"
+#include "actors/workers/reconcile_sweep.hpp"
+#include "config/log.hpp"
+#include "persistence/heartbeat_store.hpp"
+
+namespace mg::actors {
+
+namespace {
+
+/// How long one listener pass waits for a NOTIFY.
+constexpr int listener_wait_ms = 500;
+
+domain::loop_policy policy(double interval, const config::settings& s, bool drain = true) {
+  return {interval, s.worker_jitter_seconds, drain};
+}
+
+} // namespace
+
+std::vector<worker_spec> engine_workers(const std::shared_ptr<workers::engine_context>& ctx) {
+  auto& s = ctx->settings;
+  std::vector<worker_spec> specs{
+      {"node_dispatcher", worker_group::core, policy(s.node_dispatch_interval_seconds, s),
+       [ctx](db::connection_slot& c) { return workers::dispatch_pass(c, ctx->e); }},
+      {"node_observer", worker_group::core, policy(s.node_observe_interval_seconds, s),
+       [ctx](db::connection_slot& c) { return workers::observe_pass(c, ctx->e); }},
+      {"node_recovery", worker_group::core, policy(s.node_recovery_interval_seconds, s),
+       [ctx](db::connection_slot& c) { return workers::recovery_pass(c, ctx->e); }},
+      {"reconcile_sweep", worker_group::core, policy(s.reconcile_interval_seconds, s),
+       [ctx](db::connection_slot& c) { return workers::reconcile_sweep_pass(c, ctx->e); }},
+  };
+  if (s.wakeups_enabled) {
+    auto listener = std::make_shared<workers::dispatch_listener>(s.database_url);
+    specs.push_back({"dispatch_listener", worker_group::sidecar,
+                     domain::loop_policy{domain::loop_min_delay_seconds, 0, true},
+                     [listener](db::connection_slot&) { return listener->pass(listener_wait_ms); }});
+  }
+  return specs;
+}
+
+runtime::runtime(caf::actor_system& sys, config::settings settings,
+                 domain::provider_registry providers)
+    : sys_(sys),
+      ctx_(std::make_shared<workers::engine_context>(std::move(settings), std::move(providers))),
+      links_(std::make_shared<runtime_links>()) {}
+
+void runtime::start(caf::actor waiter, std::vector<worker_spec> extra) {
+  auto& s = ctx_->settings;
+  auto specs = engine_workers(ctx_);
+  for (auto& w : extra)
+    specs.push_back(std::move(w));
+  {
+    std::vector<std::string> names, groups;
+    for (auto& w : specs) {
+      names.push_back(w.name);
+      groups.push_back(to_string(w.group));
+    }
+    auto conn = db::connect(s.database_url);
+    db::seed_heartbeats(*conn, names, groups, s.runtime_node, s.network_class);
+  }
+  std::vector<reconciler_actor> reconcilers;
+  std::vector<fixed_member> fixed;
+  for (int i = 0; i < s.db_pool_size; ++i) {
+    auto r = sys_.spawn<caf::detached>(reconciler, ctx_, s.database_url, links_,
+                                       s.wakeups_enabled);
+    reconcilers.push_back(r);
+    fixed.push_back({"reconciler_" + std::to_string(i), caf::actor_cast<caf::actor>(r)});
+  }
+  links_->registry = sys_.spawn(movement_registry, reconcilers);
+  fixed.push_back({"movement_registry", caf::actor_cast<caf::actor>(links_->registry)});
+  worker_env env{s.database_url, s.runtime_node, s.network_class, s.wakeups_enabled, links_};
+  supervisor_ = sys_.spawn(mg::actors::supervisor, std::move(specs), env, std::move(fixed), waiter);
+}
+
+void runtime::shutdown() {
+  if (supervisor_)
+    caf::anon_send(supervisor_, shutdown_atom::value);
+}
+
+void block_shutdown_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+int run_until_stopped(caf::actor_system& sys, runtime& rt) {
+  caf::scoped_actor self{sys};
+  rt.start(caf::actor_cast<caf::actor>(self));
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int exit_code = -1;
+  bool asked_to_stop = false;
+  while (exit_code < 0) {
+    self->receive([&](done_atom, int code) { exit_code = code; },
+                  caf::after(std::chrono::milliseconds(200)) >> [&] {
+                    timespec zero{0, 0};
+                    if (!asked_to_stop && sigtimedwait(&set, nullptr, &zero) > 0) {
+                      asked_to_stop = true;
+                      rt.shutdown();
+                    }
+                  });
+  }
+  return exit_code;
+}
+
+} // namespace mg::actors

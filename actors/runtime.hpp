@@ -1,0 +1,52 @@
+#pragma once
+// Wires one process's runtime: engine, reconciler pool, movement registry,
+// and the supervised worker groups.
+#include <memory>
+#include <vector>
+
+#include "actors/loop_runner.hpp"
+#include "actors/movements.hpp"
+#include "actors/protocol.hpp"
+#include "actors/supervisor.hpp"
+#include "config/settings.hpp"
+#include "domain/executor.hpp"
+
+namespace mg::actors {
+
+/// The core workers of SPEC §1 and the dispatch listener sidecar.
+std::vector<worker_spec> engine_workers(const std::shared_ptr<workers::engine_context>& ctx);
+
+class runtime {
+public:
+  runtime(caf::actor_system& sys, config::settings settings, domain::provider_registry providers);
+
+  /// Seeds heartbeats and starts everything; (done_atom, exit_code) goes to
+  /// `waiter` once the runtime has stopped. `extra` workers join their group.
+  void start(caf::actor waiter, std::vector<worker_spec> extra = {});
+
+  void shutdown();
+
+  const config::settings& settings() const { return ctx_->settings; }
+  db::plan_cache& plans() { return ctx_->plans; }
+  const workers::engine& engine() const { return ctx_->e; }
+  movement_registry_actor registry() const { return links_->registry; }
+  supervisor_actor supervisor() const { return supervisor_; }
+  const std::shared_ptr<runtime_links>& links() const { return links_; }
+
+private:
+  caf::actor_system& sys_;
+  std::shared_ptr<workers::engine_context> ctx_;
+  std::shared_ptr<runtime_links> links_;
+  supervisor_actor supervisor_;
+};
+
+/// Runs the runtime until SIGINT/SIGTERM or a core failure; returns the
+/// process exit code. Signals must be blocked in every thread before the
+/// actor system starts (see block_shutdown_signals).
+int run_until_stopped(caf::actor_system& sys, runtime& rt);
+
+/// Blocks SIGINT/SIGTERM in the calling thread (and the threads it starts)
+/// so run_until_stopped can wait for them with sigtimedwait.
+void block_shutdown_signals();
+
+} // namespace mg::actors

@@ -1,0 +1,134 @@
+#include "actors/supervisor.hpp"
+
+#include "config/log.hpp"
+#include "domain/json.hpp"
+#include "domain/timing.hpp"
+
+namespace mg::actors {
+
+namespace {
+
+using self_ptr = supervisor_actor::stateful_pointer<supervisor_state>;
+
+worker_actor spawn_worker(self_ptr self, const worker_spec& spec) {
+  auto h = self->system().spawn<caf::detached>(loop_worker, spec, self->state.env);
+  self->monitor(h);
+  return h;
+}
+
+void register_link(supervisor_state& st, const std::string& name, const worker_actor& h) {
+  if (name == "node_dispatcher")
+    st.env.links->dispatcher = h;
+  else if (name == "node_observer")
+    st.env.links->observer = h;
+}
+
+void stop_all(self_ptr self) {
+  auto& st = self->state;
+  st.stopping = true;
+  for (auto& m : st.members)
+    if (m.running)
+      self->send_exit(m.handle, caf::exit_reason::user_shutdown);
+}
+
+void report_if_done(self_ptr self) {
+  auto& st = self->state;
+  for (auto& m : st.members)
+    if (m.running)
+      return;
+  log::info("runtime stopped", {{"exit_code", st.exit_code}});
+  caf::anon_send(st.waiter, done_atom::value, st.exit_code);
+  self->quit();
+}
+
+void on_member_down(self_ptr self, supervisor_member& m, const caf::error& reason) {
+  auto& st = self->state;
+  m.running = false;
+  if (st.stopping) {
+    report_if_done(self);
+    return;
+  }
+  auto why = self->system().render(reason);
+  if (m.group == worker_group::core) {
+    log::error("core worker exited; stopping the runtime (fail-fast)",
+               {{"worker", m.name}, {"reason", why}});
+    st.exit_code = 1;
+    stop_all(self);
+    report_if_done(self);
+    return;
+  }
+  ++m.crashes;
+  auto delay = domain::sidecar_restart_delay(m.crashes);
+  log::error("sidecar worker crashed; restarting after backoff",
+             {{"worker", m.name}, {"reason", why}, {"crashes", m.crashes}, {"restart_in_s", delay}});
+  auto index = static_cast<uint32_t>(&m - st.members.data());
+  self->delayed_send(self, std::chrono::milliseconds(static_cast<long>(delay * 1000)),
+                     restart_atom::value, index);
+}
+
+} // namespace
+
+supervisor_actor::behavior_type supervisor(self_ptr self, std::vector<worker_spec> specs,
+                                           worker_env env, std::vector<fixed_member> fixed,
+                                           caf::actor waiter) {
+  auto& st = self->state;
+  st.specs = std::move(specs);
+  st.env = std::move(env);
+  st.waiter = std::move(waiter);
+  for (auto& f : fixed) {
+    self->monitor(f.handle);
+    st.members.push_back({f.name, worker_group::core, -1, f.handle, 0, true});
+  }
+  for (size_t i = 0; i < st.specs.size(); ++i) {
+    auto h = spawn_worker(self, st.specs[i]);
+    register_link(st, st.specs[i].name, h);
+    st.members.push_back({st.specs[i].name, st.specs[i].group, static_cast<int>(i),
+                          caf::actor_cast<caf::actor>(h), 0, true});
+  }
+  // Links are complete: let the workers start.
+  for (auto& m : st.members)
+    if (m.spec_index >= 0)
+      self->send(caf::actor_cast<worker_actor>(m.handle), wake_atom::value);
+  log::info("runtime started", {{"workers", static_cast<int>(st.specs.size())},
+                                {"runtime_node", st.env.runtime_node},
+                                {"network_class", st.env.network_class},
+                                {"wakeups", st.env.wakeups}});
+  self->set_down_handler([=](const caf::down_msg& dm) {
+    for (auto& m : self->state.members)
+      if (m.running && m.handle.address() == dm.source) {
+        on_member_down(self, m, dm.reason);
+        return;
+      }
+  });
+  return {
+      [=](shutdown_atom) {
+        log::info("shutdown requested");
+        stop_all(self);
+        report_if_done(self);
+      },
+      [=](restart_atom, uint32_t index) {
+        auto& st = self->state;
+        if (st.stopping || index >= st.members.size())
+          return;
+        auto& m = st.members[index];
+        auto h = spawn_worker(self, st.specs[m.spec_index]);
+        m.handle = caf::actor_cast<caf::actor>(h);
+        m.running = true;
+        self->send(h, wake_atom::value);
+        log::info("sidecar worker restarted", {{"worker", m.name}, {"crashes", m.crashes}});
+      },
+      [=](status_atom) {
+        std::string out = "[";
+        for (auto& m : self->state.members) {
+          if (out.size() > 1)
+            out += ",";
+          out += "{\"name\":" + json::quote(m.name) + ",\"group\":\"" + to_string(m.group) +
+                 "\",\"running\":" + (m.running ? "true" : "false") +
+                 ",\"crashes\":" + std::to_string(m.crashes) + "}";
+        }
+        return out + "]";
+      },
+  };
+}
+
+} // namespace mg::actors

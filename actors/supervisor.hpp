@@ -1,0 +1,48 @@
+#pragma once
+// Supervision (reference "Supervision semantics" + SPEC §1): the core group
+// fails fast — an abnormal exit of any core member stops everything cleanly
+// and the runtime reports exit code 1 — while a crashed sidecar is logged
+// and restarted with bounded backoff, touching nothing else.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "actors/loop_runner.hpp"
+#include "actors/protocol.hpp"
+
+namespace mg::actors {
+
+/// A member the supervisor did not spawn from a spec (registry,
+/// reconcilers): always core, never restarted.
+struct fixed_member {
+  std::string name;
+  caf::actor handle;
+};
+
+struct supervisor_member {
+  std::string name;
+  worker_group group = worker_group::core;
+  int spec_index = -1; // -1: fixed member
+  caf::actor handle;
+  int crashes = 0;
+  bool running = false;
+};
+
+struct supervisor_state {
+  static inline const char* name = "supervisor";
+  std::vector<worker_spec> specs;
+  std::vector<supervisor_member> members;
+  worker_env env;
+  caf::actor waiter;
+  bool stopping = false;
+  int exit_code = 0;
+};
+
+/// Spawns every spec (detached), fills env.links, then wakes each worker so
+/// they start. Reports (done_atom, exit_code) to `waiter` once every member
+/// has stopped.
+supervisor_actor::behavior_type supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
+                                           std::vector<worker_spec> specs, worker_env env,
+                                           std::vector<fixed_member> fixed, caf::actor waiter);
+
+} // namespace mg::actors

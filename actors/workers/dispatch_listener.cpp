@@ -1,0 +1,44 @@
+#include "actors/workers/dispatch_listener.hpp"
+
+#include "persistence/db.hpp"
+#include "persistence/movement_store.hpp"
+
+namespace mg::workers {
+
+struct dispatch_listener::receiver : pqxx::notification_receiver {
+  receiver(pqxx::connection& c, int& count)
+      : pqxx::notification_receiver(c, db::dispatch_channel), count_(count) {}
+  void operator()(const std::string&, int) override { ++count_; }
+  int& count_;
+};
+
+dispatch_listener::dispatch_listener(std::string database_url)
+    : url_(std::move(database_url)) {}
+
+dispatch_listener::~dispatch_listener() { drop(); }
+
+void dispatch_listener::drop() {
+  receiver_.reset();
+  conn_.reset();
+}
+
+pass_result dispatch_listener::pass(int wait_ms) {
+  if (!conn_ || !conn_->is_open()) {
+    drop();
+    conn_ = db::connect(url_);
+    receiver_ = std::make_unique<receiver>(*conn_, received_);
+  }
+  received_ = 0;
+  try {
+    conn_->await_notification(wait_ms / 1000, (wait_ms % 1000) * 1000);
+  } catch (...) {
+    drop();
+    throw;
+  }
+  pass_result out;
+  out.processed = received_;
+  out.wake_dispatcher = received_ > 0;
+  return out;
+}
+
+} // namespace mg::workers

@@ -1,0 +1,47 @@
+#pragma once
+// What every worker pass needs, shared by the workers of one process.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/settings.hpp"
+#include "domain/executor.hpp"
+#include "persistence/movement_store.hpp"
+#include "persistence/template_store.hpp"
+
+namespace mg::workers {
+
+struct engine {
+  db::plan_cache& plans;
+  const domain::provider_registry& providers;
+  const config::settings& settings;
+
+  db::reconcile_settings reconcile_settings() const {
+    return {settings.unknown_escalate_seconds, settings.callback_max_attempts};
+  }
+};
+
+/// Owns what an engine refers to, so workers can share it by shared_ptr.
+struct engine_context {
+  config::settings settings;
+  domain::provider_registry providers;
+  db::plan_cache plans;
+  engine e{plans, providers, settings};
+
+  engine_context(config::settings s, domain::provider_registry p)
+      : settings(std::move(s)), providers(std::move(p)) {}
+};
+
+/// What one pass did, for the loop runner and for the wake-ups it implies.
+struct pass_result {
+  int processed = 0;
+  std::vector<std::string> reconcile; // requests whose actor must reconcile
+  bool wake_observer = false;
+  bool wake_dispatcher = false;
+  int stale = 0; // results dropped because the claim had moved on
+  /// Seconds until the earliest known future item (the observer's next
+  /// due node); with wake-ups on the loop sleeps no longer than this.
+  std::optional<double> next_due_in_seconds;
+};
+
+} // namespace mg::workers

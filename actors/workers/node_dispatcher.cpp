@@ -1,0 +1,280 @@
+#include "actors/workers/node_dispatcher.hpp"
+
+#include <chrono>
+#include <thread>
+
+#include "config/log.hpp"
+#include "domain/json.hpp"
+#include "domain/timing.hpp"
+#include "persistence/context_loader.hpp"
+#include "persistence/node_store.hpp"
+
+namespace mg::workers {
+
+using domain::node_state;
+
+namespace {
+
+constexpr int candidate_window = 8;
+
+/// Everything the submit step needs once the claim transaction committed.
+struct ready_to_submit {
+  db::claimed_node node; // as committed: SUBMITTING, new attempt and token
+  domain::execution_context ctx;
+  domain::prepared_action action;
+  std::optional<domain::sign_result> signature;
+  domain::executor* executor = nullptr;
+};
+
+std::optional<db::claimed_node> claim_next(pqxx::work& tx, const std::string& network_class) {
+  std::vector<std::string> tried;
+  for (;;) {
+    auto ids = db::dispatch_candidates(tx, network_class, tried, candidate_window);
+    for (auto& id : ids) {
+      if (auto hit = db::claim_for_dispatch(tx, id, network_class))
+        return hit;
+      tried.push_back(id);
+    }
+    if (static_cast<int>(ids.size()) < candidate_window)
+      return std::nullopt;
+  }
+}
+
+/// Ends the claim with a transition other than SUBMITTING (FAILED, or
+/// whatever preflight decided).
+void settle_in_claim(pqxx::work& tx, const db::claimed_node& n, node_state next,
+                     const std::string& error_code, const std::string& detail,
+                     db::event_batch& events, pass_result& out) {
+  db::node_update u;
+  u.next_state = next;
+  u.error_code = error_code;
+  u.error_detail = detail;
+  auto fx = db::apply_node_update(tx, n, u, events);
+  if (fx.needs_reconcile)
+    out.reconcile.push_back(n.request_id);
+  log::info("node settled at dispatch", {{"node_id", n.id},
+                                         {"node_key", n.node_key},
+                                         {"state", domain::to_string(next)},
+                                         {"error_code", error_code},
+                                         {"detail", detail}});
+}
+
+void mark_executing(pqxx::work& tx, db::claimed_node& n, db::event_batch& events) {
+  if (n.request_state != "APPROVED")
+    return;
+  tx.exec_params("UPDATE movement_requests SET request_state = 'EXECUTING',"
+                 " updated_at = clock_timestamp() WHERE id = $1",
+                 n.request_id);
+  n.request_state = "EXECUTING";
+  events.add({"request_executing", "EXECUTING", "", "", "{}"});
+}
+
+std::string sign_result_json(const domain::sign_result& s) {
+  return "{\"signature\":" + json::quote(s.signature) +
+         ",\"signer_address\":" + json::quote(s.signer_address) + "}";
+}
+
+domain::sign_request build_sign_request(const domain::execution_context& ctx,
+                                        const domain::prepared_action& a) {
+  auto intent = json::parse(ctx.intent);
+  auto params = json::parse(ctx.input_params);
+  domain::sign_request r;
+  r.request_id = ctx.request_id;
+  r.request_node_id = ctx.request_node_id;
+  r.intent.action = a.action_type;
+  if (intent) {
+    r.intent.asset = json::get_string(*intent, "asset");
+    r.intent.amount = json::get_string(*intent, "amount");
+    r.intent.destination = json::get_string(*intent, "destination");
+  }
+  if (params)
+    r.intent.chain_family = json::get_string(*params, "chain_family", "evm");
+  r.intent.allowed_payload_hash = a.payload_hash;
+  r.payload_format = a.payload_format;
+  r.payload = a.payload;
+  r.payload_hash = a.payload_hash;
+  r.metadata = ctx.input_params;
+  return r;
+}
+
+/// The claim transaction: everything up to the SUBMITTING commit. Returns
+/// nullopt when the node settled without a submit.
+std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, const engine& e,
+                                         db::event_batch& events, pass_result& out) {
+  mark_executing(tx, n, events);
+  auto fail = [&](const std::string& code, const std::string& detail) {
+    settle_in_claim(tx, n, node_state::failed, code, detail, events, out);
+    return std::nullopt;
+  };
+  if (n.attempt_no >= e.settings.node_max_attempts)
+    return fail("MAX_ATTEMPTS", "attempt " + std::to_string(n.attempt_no + 1) + " would exceed " +
+                                    std::to_string(e.settings.node_max_attempts));
+  auto stored = e.plans.get(tx, n.template_key, n.template_version);
+  if (stored->graph_hash != n.compiled_plan_hash)
+    return fail("PLAN_HASH_DRIFT", "template hash no longer matches the request's plan hash");
+  auto built = db::build_context(tx, n, *stored, n.attempt_no + 1);
+  if (!built.ok)
+    return fail(built.error_code, built.error_detail);
+  auto* executor = e.providers.find_executor(n.executor_key);
+  if (!executor)
+    return fail("EXECUTOR_NOT_FOUND", "no executor '" + n.executor_key + "'");
+
+  n.node_state = "PREPARING"; // lives only inside this transaction
+  ready_to_submit r{n, std::move(built.ctx), {}, std::nullopt, executor};
+  try {
+    if (auto verdict = executor->preflight(r.ctx)) {
+      auto next = verdict->next_state.value_or(node_state::failed);
+      settle_in_claim(tx, n, next, verdict->error_code, verdict->error_detail, events, out);
+      return std::nullopt;
+    }
+  } catch (const std::exception& ex) {
+    return fail("PREFLIGHT_ERROR", ex.what());
+  }
+  try {
+    auto action = executor->prepare(r.ctx);
+    if (!action)
+      return fail("PREPARE_EMPTY", "executor prepared no action");
+    r.action = std::move(*action);
+  } catch (const std::exception& ex) {
+    return fail("PREPARE_ERROR", ex.what());
+  }
+  const int attempt = n.attempt_no + 1;
+  db::add_artifact(tx, n.id, attempt, "prepared_action",
+                   "{\"action_type\":" + json::quote(r.action.action_type) +
+                       ",\"payload_format\":" + json::quote(r.action.payload_format) +
+                       ",\"payload\":" + json::quote(r.action.payload) + "}",
+                   r.action.payload_hash);
+  if (n.signing_required) {
+    n.node_state = "AWAITING_SIGNATURE";
+    if (n.signer_key.empty())
+      return fail("NO_SIGNER_BINDING", "node requires signing but names no signer");
+    auto* signer = e.providers.find_signer(n.signer_key);
+    if (!signer)
+      return fail("SIGNER_NOT_FOUND", "no signer '" + n.signer_key + "'");
+    try {
+      r.signature = signer->sign(build_sign_request(r.ctx, r.action));
+    } catch (const std::exception& ex) {
+      return fail("SIGNING_FAILED", ex.what());
+    }
+    db::add_artifact(tx, n.id, attempt, "sign_result", sign_result_json(*r.signature));
+  }
+  auto row = tx.exec_params1(
+      "UPDATE movement_request_nodes SET node_state = 'SUBMITTING', attempt_no = $2,"
+      " claim_token = gen_random_uuid(), idempotency_key = $3, started_at = clock_timestamp(),"
+      " claimed_by = $4, claimed_at = clock_timestamp(), ever_submitted = true,"
+      " error_code = NULL, error_detail = NULL, next_observe_at = NULL,"
+      " updated_at = clock_timestamp() WHERE id = $1 AND node_state = 'READY'"
+      " RETURNING claim_token::text",
+      n.id, attempt, r.ctx.idempotency_key, e.settings.runtime_node);
+  r.node.node_state = "SUBMITTING";
+  r.node.attempt_no = attempt;
+  r.node.claim_token = row[0].c_str();
+  r.node.idempotency_key = r.ctx.idempotency_key;
+  events.node_changed(n.request_state, n.node_key, "SUBMITTING");
+  return r;
+}
+
+domain::step_result call_submit(const ready_to_submit& r) {
+  try {
+    auto result = r.executor->submit(r.ctx, r.action, r.signature ? &*r.signature : nullptr);
+    if (!result.next_state || *result.next_state == node_state::ready)
+      result.next_state = node_state::unknown;
+    return result;
+  } catch (const std::exception& ex) {
+    // We asked and do not know the answer: recovery finds out.
+    domain::step_result unknown;
+    unknown.next_state = node_state::unknown;
+    unknown.error_code = "SUBMIT_ERROR";
+    unknown.error_detail = ex.what();
+    return unknown;
+  }
+}
+
+std::string step_result_json(const domain::step_result& s) {
+  return "{\"next_state\":" +
+         json::quote(s.next_state ? domain::to_string(*s.next_state) : "") +
+         ",\"provider_state\":" + json::quote(s.provider_state) +
+         ",\"provider_ref_id\":" + json::quote(s.provider_ref_id) +
+         ",\"provider_refs\":" + (s.provider_refs.empty() ? "{}" : s.provider_refs) +
+         ",\"error_code\":" + json::quote(s.error_code) + "}";
+}
+
+void commit_submit_result(pqxx::connection& c, const ready_to_submit& r,
+                          const domain::step_result& s, const engine& e, pass_result& out) {
+  pqxx::work tx(c);
+  db::event_batch events(r.node.request_id, e.settings.callback_max_attempts);
+  db::node_update u;
+  u.next_state = *s.next_state;
+  u.provider_state = s.provider_state;
+  u.provider_refs = s.provider_refs;
+  u.provider_ref_id = s.provider_ref_id;
+  u.error_code = s.error_code;
+  u.error_detail = s.error_detail;
+  if (u.next_state == node_state::submitted || u.next_state == node_state::observing)
+    u.next_observe_in_seconds = domain::observe_delay(r.node.action_type, s.retry_after_seconds);
+  auto fx = db::apply_node_update(tx, r.node, u, events);
+  db::add_artifact(tx, r.node.id, r.node.attempt_no, "submit_proof", step_result_json(s));
+  db::add_generated_artifacts(tx, r.node.id, r.node.attempt_no, s.generated_artifacts);
+  events.flush(tx);
+  tx.commit();
+  if (fx.needs_reconcile)
+    out.reconcile.push_back(r.node.request_id);
+  out.wake_observer |= u.next_state == node_state::submitted || u.next_state == node_state::observing;
+}
+
+/// SPEC §1: a result commit that fails on a lost connection is retried
+/// after reconnecting, still conditional on the claim token. If the
+/// database stays away, recovery finds the SUBMITTING node after its grace.
+void commit_with_retry(db::connection_slot& conn, const ready_to_submit& r,
+                       const domain::step_result& s, const engine& e, pass_result& out) {
+  constexpr int attempts = 30;
+  for (int i = 1;; ++i) {
+    try {
+      commit_submit_result(conn.get(), r, s, e, out);
+      return;
+    } catch (const db::stale_write& ex) {
+      ++out.stale;
+      log::warn("stale submit result dropped", {{"node_id", r.node.id}, {"detail", ex.what()}});
+      return;
+    } catch (const std::exception& ex) {
+      if (!db::is_connection_error(ex) || i == attempts)
+        throw;
+      conn.reset();
+      log::warn("submit result commit lost its connection; retrying",
+                {{"node_id", r.node.id}, {"try", i}});
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+  }
+}
+
+} // namespace
+
+pass_result dispatch_pass(db::connection_slot& conn, const engine& e) {
+  pass_result out;
+  std::optional<ready_to_submit> submit;
+  {
+    pqxx::work tx(conn.get());
+    auto claimed = claim_next(tx, e.settings.network_class);
+    if (!claimed) {
+      tx.commit();
+      return out;
+    }
+    out.processed = 1;
+    db::event_batch events(claimed->request_id, e.settings.callback_max_attempts);
+    submit = run_claim(tx, *claimed, e, events, out);
+    events.flush(tx);
+    tx.commit();
+  }
+  if (!submit)
+    return out;
+  auto result = call_submit(*submit);
+  if (result.error_code == domain::fenced_error_code) {
+    ++out.stale;
+    log::warn("submit refused: attempt was fenced by recovery", {{"node_id", submit->node.id}});
+    return out;
+  }
+  commit_with_retry(conn, *submit, result, e, out);
+  return out;
+}
+
+} // namespace mg::workers

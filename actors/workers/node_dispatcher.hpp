@@ -1,0 +1,13 @@
+#pragma once
+// node_dispatcher pass (reference §1 + SPEC §1 write-ahead submit): claims
+// one READY node, runs preflight → prepare → (sign), commits it SUBMITTING
+// with a fresh claim token, submits outside any lock, and commits the
+// result conditionally on (node, attempt, claim token).
+#include "actors/workers/engine.hpp"
+#include "persistence/connection_slot.hpp"
+
+namespace mg::workers {
+
+pass_result dispatch_pass(db::connection_slot& conn, const engine& e);
+
+} // namespace mg::workers

@@ -1,0 +1,127 @@
+#include "actors/workers/node_observer.hpp"
+
+#include "config/log.hpp"
+#include "domain/json.hpp"
+#include "domain/timing.hpp"
+#include "persistence/context_loader.hpp"
+#include "persistence/node_store.hpp"
+
+namespace mg::workers {
+
+using domain::node_state;
+
+namespace {
+
+/// timeout_policy.observe_seconds, or 0 when absent.
+double observe_seconds(const domain::plan& p, const std::string& node_key) {
+  auto i = p.find(node_key);
+  if (!i)
+    return 0;
+  auto policy = json::parse(p.nodes[*i].timeout_policy_json);
+  if (!policy || !policy->IsObject() || !policy->HasMember("observe_seconds") ||
+      !(*policy)["observe_seconds"].IsNumber())
+    return 0;
+  return (*policy)["observe_seconds"].GetDouble();
+}
+
+bool timed_out(const db::claimed_node& n, const db::stored_plan& stored, const engine& e) {
+  if (!e.settings.observe_timeout_enforcement_enabled)
+    return false;
+  double limit = observe_seconds(stored.plan, n.node_key);
+  return limit > 0 && n.seconds_since_started > limit;
+}
+
+db::node_update update_from(const db::claimed_node& n, const domain::step_result& r) {
+  auto current = *domain::parse_node_state(n.node_state);
+  db::node_update u;
+  u.next_state = r.next_state.value_or(current);
+  u.provider_state = r.provider_state;
+  u.provider_refs = r.provider_refs;
+  if (!r.provider_ref_id.empty())
+    u.provider_ref_id = r.provider_ref_id;
+  u.error_code = r.error_code;
+  u.error_detail = r.error_detail;
+  u.observed = true;
+  if (u.next_state == node_state::submitted || u.next_state == node_state::observing)
+    u.next_observe_in_seconds = domain::observe_delay(n.action_type, r.retry_after_seconds);
+  return u;
+}
+
+std::string proof_json(const domain::step_result& r) {
+  return "{\"next_state\":" + json::quote(r.next_state ? domain::to_string(*r.next_state) : "") +
+         ",\"provider_state\":" + json::quote(r.provider_state) +
+         ",\"provider_refs\":" + (r.provider_refs.empty() ? "{}" : r.provider_refs) +
+         ",\"error_code\":" + json::quote(r.error_code) + "}";
+}
+
+/// Observes one claimed node inside `tx` (the claim's transaction).
+void observe_claimed(pqxx::work& tx, const db::claimed_node& n, const engine& e,
+                     pass_result& out) {
+  db::event_batch events(n.request_id, e.settings.callback_max_attempts);
+  auto stored = e.plans.get(tx, n.template_key, n.template_version);
+  db::node_update u;
+  if (timed_out(n, *stored, e)) {
+    // A paging signal, never auto-recovered: no executor call.
+    u.next_state = node_state::unknown;
+    u.error_code = "OBSERVATION_TIMEOUT";
+    u.error_detail = "observe_seconds exceeded";
+  } else {
+    auto built = db::build_context(tx, n, *stored, n.attempt_no);
+    auto* executor = e.providers.find_executor(n.executor_key);
+    domain::step_result r;
+    try {
+      if (!executor)
+        throw domain::executor_error("no executor '" + n.executor_key + "'");
+      r = executor->observe(built.ctx);
+    } catch (const std::exception& ex) {
+      // Could not ask: keep the state, ask again after the usual interval.
+      r = {};
+      r.error_detail = ex.what();
+      log::warn("observe failed", {{"node_id", n.id}, {"detail", ex.what()}});
+    }
+    if (r.next_state == node_state::ready || r.next_state == node_state::blocked)
+      r.next_state = node_state::unknown;
+    u = update_from(n, r);
+    db::add_artifact(tx, n.id, n.attempt_no, "observe_proof", proof_json(r));
+    db::add_generated_artifacts(tx, n.id, n.attempt_no, r.generated_artifacts);
+  }
+  auto fx = db::apply_node_update(tx, n, u, events);
+  events.flush(tx);
+  if (fx.needs_reconcile)
+    out.reconcile.push_back(n.request_id);
+  if (u.next_observe_in_seconds && *u.next_observe_in_seconds == 0)
+    out.wake_observer = true;
+}
+
+} // namespace
+
+pass_result observe_pass(db::connection_slot& conn, const engine& e) {
+  pass_result out;
+  std::vector<std::string> ids;
+  {
+    pqxx::nontransaction snapshot(conn.get());
+    ids = db::observe_candidates(snapshot, e.settings.network_class,
+                                 e.settings.node_observe_batch_size);
+    if (ids.empty() && e.settings.wakeups_enabled)
+      out.next_due_in_seconds = db::next_observe_due_in(snapshot, e.settings.network_class);
+  }
+  for (auto& id : ids) {
+    pqxx::work tx(conn.get());
+    auto claimed = db::claim_for_observe(tx, id, e.settings.network_class);
+    if (!claimed) {
+      tx.commit();
+      continue;
+    }
+    ++out.processed;
+    try {
+      observe_claimed(tx, *claimed, e, out);
+      tx.commit();
+    } catch (const db::stale_write& ex) {
+      ++out.stale;
+      log::warn("stale observation dropped", {{"node_id", id}, {"detail", ex.what()}});
+    }
+  }
+  return out;
+}
+
+} // namespace mg::workers

@@ -1,0 +1,107 @@
+#include "app/common.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "config/log.hpp"
+#include "persistence/db.hpp"
+#include "persistence/template_store.hpp"
+
+namespace mg::app {
+
+config::settings load_settings_or_exit() {
+  try {
+    auto s = config::load_settings(config::process_env());
+    if (s.database_url.empty())
+      throw config::config_error("MG_DATABASE_URL: is required (a PostgreSQL connection URL)");
+    log::level l;
+    if (log::parse_level(s.log_level, l))
+      log::set_level(l);
+    return s;
+  } catch (const config::config_error& e) {
+    std::cerr << "movegate: invalid configuration: " << e.what() << "\n";
+    std::exit(2);
+  }
+}
+
+std::string default_templates_dir() {
+  const char* dir = std::getenv("MG_TEMPLATES_DIR");
+  return dir ? dir : MG_SOURCE_DIR "/templates";
+}
+
+int load_templates(const std::string& database_url, const std::string& dir, bool verbose) {
+  auto conn = db::connect(database_url);
+  std::vector<std::filesystem::path> files;
+  for (auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".json")
+      files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  int inserted = 0;
+  for (auto& f : files) {
+    std::ifstream in(f);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    pqxx::work tx(*conn);
+    auto r = db::save_template(tx, ss.str());
+    tx.commit();
+    switch (r.outcome) {
+    case db::save_outcome::inserted:
+      ++inserted;
+      if (verbose)
+        std::cout << "loaded   " << r.template_key << " v" << r.version << "\n";
+      break;
+    case db::save_outcome::unchanged:
+      if (verbose)
+        std::cout << "present  " << r.template_key << " v" << r.version << "\n";
+      break;
+    case db::save_outcome::conflict:
+      throw std::runtime_error(f.string() + ": " + r.template_key + " v" +
+                               std::to_string(r.version) +
+                               " already exists with a different plan");
+    case db::save_outcome::invalid: {
+      std::string msg = f.string() + ": plan refused:";
+      for (auto& e : r.errors)
+        msg += "\n  " + e.field + ": " + e.message;
+      throw std::runtime_error(msg);
+    }
+    }
+  }
+  return inserted;
+}
+
+std::string create_and_approve(pqxx::connection& c, actors::runtime& rt, db::create_params p) {
+  std::string id;
+  {
+    pqxx::work tx(c);
+    id = db::create_request(tx, rt.plans(), p).id;
+    tx.commit();
+  }
+  db::approve_result approved;
+  {
+    pqxx::work tx(c);
+    approved = db::approve_request(tx, rt.plans(), id, "demo-approver",
+                                   rt.engine().reconcile_settings());
+    tx.commit();
+  }
+  if (approved.status != db::approve_status::approved)
+    throw std::runtime_error("approval of " + id + " refused");
+  caf::anon_send(rt.registry(), actors::changed_atom::value, id);
+  if (rt.settings().wakeups_enabled && rt.links()->dispatcher)
+    caf::anon_send(rt.links()->dispatcher, actors::wake_atom::value);
+  return id;
+}
+
+std::string flag(const args& a, const std::string& name, const std::string& fallback) {
+  for (size_t i = 0; i + 1 < a.size(); ++i)
+    if (a[i] == name)
+      return a[i + 1];
+  return fallback;
+}
+
+bool has_flag(const args& a, const std::string& name) {
+  return std::find(a.begin(), a.end(), name) != a.end();
+}
+
+} // namespace mg::app

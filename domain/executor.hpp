@@ -1,0 +1,152 @@
+#pragma once
+// Executor and signer ports, protocol_version "1.0" (reference: dispatch.py
+// build_execution_context and SignRequest; SPEC §4).
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "domain/states.hpp"
+
+namespace mg::domain {
+
+inline constexpr const char* protocol_version = "1.0";
+
+/// JSON-valued fields hold serialised JSON text.
+struct execution_context {
+  std::string protocol_version = domain::protocol_version;
+  std::string request_id;
+  std::string request_node_id;
+  std::string compiled_plan_hash;
+  std::string template_key;
+  int template_version = 0;
+  std::string node_key;
+  std::string node_kind;
+  std::string action_type;
+  int attempt_no = 0; // the attempt this call belongs to
+  std::string intent = "{}";
+  std::string input_params = "{}";
+  std::string resolved_bindings = "{}";
+  std::string risk_controls = "{}";
+  std::string prior_artifacts = "[]";  // artifacts of completed direct predecessors
+  std::string node_config = "{}";      // config after top-level $ref resolution
+  std::string provider_context = "{}"; // flat merge of completed direct predecessors' provider_refs
+  std::string timeout_policy = "{}";
+  /// `<node_id>:<attempt_no>`: the key the provider dedupes and fences on.
+  std::string idempotency_key;
+  /// provider_refs the node has so far (observe/recover).
+  std::string provider_refs = "{}";
+};
+
+struct step_result {
+  std::optional<node_state> next_state;
+  std::string provider_state;
+  std::string provider_refs = "{}";
+  std::string provider_ref_id;
+  std::string generated_artifacts = "[]";
+  std::optional<double> retry_after_seconds;
+  std::string error_code;
+  std::string error_detail;
+};
+
+struct prepared_action {
+  std::string action_type;
+  std::string payload_format = "json";
+  std::string payload;
+  std::string payload_hash;
+};
+
+struct signing_intent {
+  std::string action;
+  std::string asset;
+  std::string amount;
+  std::string destination;
+  std::optional<std::string> max_fee_usd;
+  std::string chain_family = "evm";
+  std::string allowed_payload_hash;
+};
+
+struct sign_request {
+  std::string protocol_version = domain::protocol_version;
+  std::string request_id;
+  std::string request_node_id;
+  signing_intent intent;
+  std::string payload_format;
+  std::string payload;
+  std::string payload_hash;
+  std::string metadata = "{}";
+};
+
+struct sign_result {
+  std::string signature;
+  std::string signer_address;
+};
+
+/// What recover found for an attempt's idempotency key.
+enum class recover_outcome {
+  found,     // the provider has the attempt: `result` is its state
+  fenced,    // no record; the key is now refused forever → node READY
+  still_unknown,
+};
+
+struct recover_result {
+  recover_outcome outcome = recover_outcome::still_unknown;
+  step_result result;
+};
+
+struct health_result {
+  bool implemented = true;
+  bool up = true;
+  std::string detail;
+  std::string signer_address;
+};
+
+/// Raised by an executor when a call could not be made or answered (network,
+/// provider outage). The engine decides what that means for the node.
+struct executor_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Submit refused because recovery fenced the key.
+inline constexpr const char* fenced_error_code = "FENCED";
+
+class executor {
+public:
+  virtual ~executor() = default;
+  /// nullopt: go on; a result: transition to its next_state and stop.
+  virtual std::optional<step_result> preflight(const execution_context& ctx) = 0;
+  /// nullopt: nothing to submit → node FAILED.
+  virtual std::optional<prepared_action> prepare(const execution_context& ctx) = 0;
+  virtual step_result submit(const execution_context& ctx, const prepared_action& action,
+                             const sign_result* signature) = 0;
+  virtual step_result observe(const execution_context& ctx) = 0;
+  virtual recover_result recover(const execution_context& ctx) = 0;
+  virtual health_result health() = 0;
+};
+
+class signer {
+public:
+  virtual ~signer() = default;
+  /// Must refuse (throw executor_error) when payload_hash differs from
+  /// intent.allowed_payload_hash.
+  virtual sign_result sign(const sign_request& req) = 0;
+  virtual health_result health() = 0;
+};
+
+/// Executors and signers by key; shared by the workers of one process.
+struct provider_registry {
+  std::map<std::string, std::shared_ptr<executor>> executors;
+  std::map<std::string, std::shared_ptr<signer>> signers;
+
+  executor* find_executor(const std::string& key) const {
+    auto it = executors.find(key);
+    return it == executors.end() ? nullptr : it->second.get();
+  }
+  signer* find_signer(const std::string& key) const {
+    auto it = signers.find(key);
+    return it == signers.end() ? nullptr : it->second.get();
+  }
+};
+
+} // namespace mg::domain

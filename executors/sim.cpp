@@ -1,0 +1,215 @@
+#include "executors/sim.hpp"
+
+#include <chrono>
+#include <thread>
+
+#include "domain/hash.hpp"
+#include "domain/json.hpp"
+
+namespace mg::executors {
+
+using domain::node_state;
+using domain::step_result;
+
+namespace {
+
+/// config.sim of a node, all optional (SPEC §4 defaults).
+struct sim_config {
+  int latency_ms = 0;
+  int polls_until_done = 0;
+  std::optional<double> retry_after_seconds = 0.0; // nullopt: JSON null → table interval
+  std::string fail_at;
+  std::string unknown_at;
+  node_state recover_to = node_state::completed;
+  std::string extra_refs = "{}"; // config.sim.provider_refs, merged into submit refs
+};
+
+sim_config read_config(const domain::execution_context& ctx) {
+  sim_config c;
+  auto cfg = json::parse(ctx.node_config);
+  if (!cfg || !cfg->IsObject())
+    return c;
+  auto it = cfg->FindMember("sim");
+  if (it == cfg->MemberEnd() || !it->value.IsObject())
+    return c;
+  auto& s = it->value;
+  if (s.HasMember("latency_ms") && s["latency_ms"].IsNumber())
+    c.latency_ms = s["latency_ms"].GetInt();
+  if (s.HasMember("polls_until_done") && s["polls_until_done"].IsNumber())
+    c.polls_until_done = s["polls_until_done"].GetInt();
+  if (s.HasMember("retry_after_seconds")) {
+    auto& v = s["retry_after_seconds"];
+    c.retry_after_seconds = v.IsNumber() ? std::optional<double>(v.GetDouble()) : std::nullopt;
+  }
+  c.fail_at = json::get_string(s, "fail_at");
+  c.unknown_at = json::get_string(s, "unknown_at");
+  c.recover_to = domain::parse_node_state(json::get_string(s, "recover_to", "COMPLETED"))
+                     .value_or(node_state::completed);
+  if (s.HasMember("provider_refs") && s["provider_refs"].IsObject())
+    c.extra_refs = json::dump(s["provider_refs"]);
+  return c;
+}
+
+void simulate_latency(const sim_config& c) {
+  if (c.latency_ms > 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(c.latency_ms));
+}
+
+step_result result(node_state next, std::string error_code = {}) {
+  step_result r;
+  r.next_state = next;
+  r.provider_state = std::string(domain::to_string(next));
+  r.error_code = std::move(error_code);
+  return r;
+}
+
+/// What the provider tells about an accepted attempt: a stable reference
+/// plus fields successors commonly $ref (withdrawal_id, tx_hash).
+std::string submit_refs(const domain::execution_context& ctx, const sim_config& c) {
+  auto digest = domain::sha256_hex(ctx.idempotency_key);
+  std::string refs = "{\"sim_ref\":" + json::quote(ctx.idempotency_key) +
+                     ",\"withdrawal_id\":\"wd-" + digest.substr(0, 16) + "\",\"tx_hash\":\"0x" +
+                     digest + "\"}";
+  if (c.extra_refs == "{}")
+    return refs;
+  auto merged = json::parse_trusted(refs, "sim refs");
+  auto extra = json::parse_trusted(c.extra_refs, "config.sim.provider_refs");
+  auto& alloc = merged.GetAllocator();
+  for (auto& m : extra.GetObject()) {
+    merged.RemoveMember(m.name.GetString());
+    merged.AddMember(json::value(m.name, alloc), json::value(m.value, alloc), alloc);
+  }
+  return json::dump(merged);
+}
+
+int polls_so_far(const domain::execution_context& ctx) {
+  auto refs = json::parse(ctx.provider_refs);
+  if (!refs || !refs->IsObject() || !refs->HasMember("sim_polls") ||
+      !(*refs)["sim_polls"].IsInt())
+    return 0;
+  return (*refs)["sim_polls"].GetInt();
+}
+
+} // namespace
+
+std::optional<step_result> sim_executor::preflight(const domain::execution_context& ctx) {
+  auto c = read_config(ctx);
+  simulate_latency(c);
+  if (c.fail_at == "preflight")
+    return result(node_state::failed, "SIM_PREFLIGHT_FAILED");
+  return std::nullopt;
+}
+
+std::optional<domain::prepared_action>
+sim_executor::prepare(const domain::execution_context& ctx) {
+  auto c = read_config(ctx);
+  simulate_latency(c);
+  if (c.fail_at == "prepare")
+    return std::nullopt;
+  domain::prepared_action a;
+  a.action_type = ctx.action_type;
+  a.payload = "{\"action_type\":" + json::quote(ctx.action_type) + ",\"intent\":" + ctx.intent +
+              ",\"node_config\":" + ctx.node_config + "}";
+  a.payload_hash = domain::sha256_hex(a.payload);
+  return a;
+}
+
+step_result sim_executor::submit(const domain::execution_context& ctx,
+                                 const domain::prepared_action& action,
+                                 const domain::sign_result* signature) {
+  auto c = read_config(ctx);
+  simulate_latency(c);
+  if (c.fail_at == "submit")
+    return result(node_state::failed, "SIM_SUBMIT_REFUSED"); // refused: no ledger row
+  auto conn = ledger_->acquire();
+  pqxx::work w(*conn);
+  auto inserted = w.exec_params(
+      "INSERT INTO sim_ledger (idempotency_key, node_id, attempt_no, action_type)"
+      " VALUES ($1, $2, $3, $4) ON CONFLICT (idempotency_key) DO NOTHING RETURNING 1",
+      ctx.idempotency_key, ctx.request_node_id, ctx.attempt_no, ctx.action_type);
+  bool fenced = false;
+  if (inserted.empty())
+    fenced = w.exec_params("SELECT fenced FROM sim_ledger WHERE idempotency_key = $1",
+                           ctx.idempotency_key)[0][0]
+                 .as<bool>();
+  w.commit();
+  if (fenced)
+    return result(node_state::failed, domain::fenced_error_code);
+  // A duplicate submit of an accepted key is idempotent: same answer, no
+  // second side effect.
+  auto r = result(c.unknown_at == "submit" ? node_state::unknown : node_state::submitted);
+  r.provider_refs = submit_refs(ctx, c);
+  r.provider_ref_id = "sim-" + ctx.idempotency_key;
+  r.retry_after_seconds = c.retry_after_seconds;
+  return r;
+}
+
+step_result sim_executor::observe(const domain::execution_context& ctx) {
+  auto c = read_config(ctx);
+  simulate_latency(c);
+  if (c.unknown_at == "observe")
+    return result(node_state::unknown);
+  if (c.fail_at == "observe")
+    return result(node_state::failed, "SIM_OBSERVE_FAILED");
+  int polls = polls_so_far(ctx);
+  if (polls < c.polls_until_done) {
+    auto r = result(node_state::observing);
+    r.provider_refs = "{\"sim_polls\":" + std::to_string(polls + 1) + "}";
+    r.retry_after_seconds = c.retry_after_seconds;
+    return r;
+  }
+  return result(node_state::completed);
+}
+
+domain::recover_result sim_executor::recover(const domain::execution_context& ctx) {
+  auto c = read_config(ctx);
+  simulate_latency(c);
+  auto conn = ledger_->acquire();
+  pqxx::work w(*conn);
+  // Fence first: if the key is not in the ledger it can never be accepted.
+  auto fenced_now = w.exec_params(
+      "INSERT INTO sim_ledger (idempotency_key, node_id, attempt_no, action_type, fenced)"
+      " VALUES ($1, $2, $3, $4, true) ON CONFLICT (idempotency_key) DO NOTHING RETURNING 1",
+      ctx.idempotency_key, ctx.request_node_id, ctx.attempt_no, ctx.action_type);
+  bool fenced = !fenced_now.empty();
+  if (!fenced)
+    fenced = w.exec_params("SELECT fenced FROM sim_ledger WHERE idempotency_key = $1",
+                           ctx.idempotency_key)[0][0]
+                 .as<bool>();
+  w.commit();
+  domain::recover_result out;
+  if (fenced) {
+    out.outcome = domain::recover_outcome::fenced;
+    out.result = result(node_state::ready, domain::fenced_error_code);
+    return out;
+  }
+  out.outcome = domain::recover_outcome::found;
+  out.result = result(c.recover_to);
+  out.result.provider_refs = submit_refs(ctx, c);
+  out.result.provider_ref_id = "sim-" + ctx.idempotency_key;
+  return out;
+}
+
+domain::sign_result sim_signer::sign(const domain::sign_request& req) {
+  if (req.payload_hash != req.intent.allowed_payload_hash)
+    throw domain::executor_error("payload_hash differs from allowed_payload_hash");
+  if (domain::sha256_hex(req.payload) != req.payload_hash)
+    throw domain::executor_error("payload does not hash to payload_hash");
+  return {domain::hmac_sha256_hex("sim-signer", req.payload_hash), address};
+}
+
+domain::health_result sim_signer::health() {
+  domain::health_result h;
+  h.signer_address = address;
+  return h;
+}
+
+domain::provider_registry builtin_providers(const std::string& database_url) {
+  domain::provider_registry r;
+  auto ledger = std::make_shared<db::connection_pool>(database_url, 4);
+  r.executors["sim"] = std::make_shared<sim_executor>(ledger);
+  r.signers["sim"] = std::make_shared<sim_signer>();
+  return r;
+}
+
+} // namespace mg::executors

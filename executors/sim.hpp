@@ -1,0 +1,44 @@
+#pragma once
+// The built-in `sim` provider (SPEC §4): accepts every action type, driven
+// by the node's `config.sim`, with an at-most-once ledger of its own
+// (`sim_ledger`, written on its own connections, independent of the
+// engine's transactions) that `recover` answers from.
+#include <memory>
+#include <string>
+
+#include "domain/executor.hpp"
+#include "persistence/connection_pool.hpp"
+
+namespace mg::executors {
+
+class sim_executor : public domain::executor {
+public:
+  explicit sim_executor(std::shared_ptr<db::connection_pool> ledger) : ledger_(std::move(ledger)) {}
+
+  std::optional<domain::step_result> preflight(const domain::execution_context& ctx) override;
+  std::optional<domain::prepared_action> prepare(const domain::execution_context& ctx) override;
+  domain::step_result submit(const domain::execution_context& ctx,
+                             const domain::prepared_action& action,
+                             const domain::sign_result* signature) override;
+  domain::step_result observe(const domain::execution_context& ctx) override;
+  domain::recover_result recover(const domain::execution_context& ctx) override;
+  domain::health_result health() override { return {}; }
+
+private:
+  std::shared_ptr<db::connection_pool> ledger_;
+};
+
+/// Signs with an HMAC over the payload hash; refuses a payload_hash that
+/// differs from signing_intent.allowed_payload_hash.
+class sim_signer : public domain::signer {
+public:
+  domain::sign_result sign(const domain::sign_request& req) override;
+  domain::health_result health() override;
+
+  static constexpr const char* address = "0x5157000000000000000000000000000000005157";
+};
+
+/// The registry a process starts with: `sim` executor and signer.
+domain::provider_registry builtin_providers(const std::string& database_url);
+
+} // namespace mg::executors

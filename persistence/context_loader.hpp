@@ -1,0 +1,25 @@
+#pragma once
+// build_execution_context (reference §1): everything an executor call needs,
+// read in the claiming transaction.
+#include <pqxx/pqxx>
+#include <string>
+
+#include "domain/executor.hpp"
+#include "persistence/node_store.hpp"
+#include "persistence/template_store.hpp"
+
+namespace mg::db {
+
+struct context_result {
+  bool ok = false;
+  domain::execution_context ctx;
+  std::string error_code; // CONFIG_REF_UNRESOLVED when a $ref cannot be resolved
+  std::string error_detail;
+};
+
+/// `attempt_no` is the attempt the call belongs to (the dispatcher passes
+/// the next one; observer and recovery the current one).
+context_result build_context(pqxx::transaction_base& tx, const claimed_node& n,
+                             const stored_plan& plan, int attempt_no);
+
+} // namespace mg::db

@@ -1,0 +1,44 @@
+#include "persistence/db.hpp"
+
+#include "domain/json.hpp"
+
+namespace mg::db {
+
+std::unique_ptr<pqxx::connection> connect(const std::string& url) {
+  return std::make_unique<pqxx::connection>(url);
+}
+
+std::string text_array(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i)
+      out += ',';
+    out += '"';
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\')
+        out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
+
+std::vector<std::string> json_string_array(const std::string& json_text) {
+  std::vector<std::string> out;
+  auto d = json::parse(json_text);
+  if (!d || !d->IsArray())
+    return out;
+  for (auto& v : d->GetArray())
+    if (v.IsString())
+      out.emplace_back(v.GetString(), v.GetStringLength());
+  return out;
+}
+
+bool is_connection_error(const std::exception& e) {
+  return dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr ||
+         dynamic_cast<const pqxx::in_doubt_error*>(&e) != nullptr;
+}
+
+} // namespace mg::db

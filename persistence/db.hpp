@@ -1,0 +1,28 @@
+#pragma once
+// Connection handling and small conversions shared by the repositories.
+#include <memory>
+#include <pqxx/pqxx>
+#include <string>
+#include <vector>
+
+namespace mg::db {
+
+/// Opens a connection; the URL is never logged (it may carry a password).
+std::unique_ptr<pqxx::connection> connect(const std::string& url);
+
+/// A text[] literal ("{a,b}") for `$n::text[]` parameters.
+std::string text_array(const std::vector<std::string>& items);
+
+/// Parses a JSON array of strings (as produced by `to_json(text[])`).
+std::vector<std::string> json_string_array(const std::string& json_text);
+
+/// nullptr (SQL NULL) for an empty string, else its characters.
+inline const char* null_if_empty(const std::string& s) { return s.empty() ? nullptr : s.c_str(); }
+
+/// Field as string; "" when NULL.
+inline std::string str(const pqxx::field& f) { return f.is_null() ? std::string() : f.c_str(); }
+
+/// True for errors after which the connection must be replaced.
+bool is_connection_error(const std::exception& e);
+
+} // namespace mg::db

@@ -1,0 +1,287 @@
+#include "persistence/movement_store.hpp"
+
+#include <cctype>
+#include <stdexcept>
+
+#include "domain/json.hpp"
+#include "persistence/db.hpp"
+#include "persistence/events.hpp"
+
+namespace mg::db {
+
+using domain::node_state;
+using domain::request_state;
+
+create_result create_request(pqxx::transaction_base& tx, plan_cache& plans,
+                             const create_params& p) {
+  auto existing = tx.exec_params("SELECT id FROM movement_requests WHERE idempotency_key = $1",
+                                 p.idempotency_key);
+  if (!existing.empty())
+    return {existing[0][0].c_str(), true};
+  int version = p.template_version ? p.template_version : latest_template_version(tx, p.template_key);
+  if (version == 0)
+    throw std::invalid_argument("unknown template " + p.template_key);
+  auto stored = plans.get(tx, p.template_key, version);
+  auto r = tx.exec_params(
+      "INSERT INTO movement_requests (network_class, template_key, template_version,"
+      " compiled_plan_hash, intent, input_params, request_state, expires_at, callback_url,"
+      " idempotency_key, created_by)"
+      " VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, 'PENDING_APPROVAL',"
+      "  clock_timestamp() + make_interval(secs => $7), $8, $9, $10) RETURNING id",
+      p.network_class, p.template_key, version, stored->graph_hash, p.intent, p.input_params,
+      p.approval_ttl_seconds, null_if_empty(p.callback_url), p.idempotency_key, p.created_by);
+  std::string id = r[0][0].c_str();
+  std::vector<std::string> keys, kinds, types, executors, signers, side, signing;
+  for (auto& n : stored->plan.nodes) {
+    keys.push_back(n.node_key);
+    kinds.push_back(n.node_kind);
+    types.push_back(n.action_type);
+    executors.push_back(n.executor_key);
+    signers.push_back(n.signer_key);
+    side.push_back(n.side_effect ? "t" : "f");
+    signing.push_back(n.signing_required ? "t" : "f");
+  }
+  tx.exec_params(
+      "INSERT INTO movement_request_nodes (request_id, position, node_key, node_kind,"
+      " action_type, executor_key, signer_key, side_effect, signing_required, node_state)"
+      " SELECT $1::uuid, ord - 1, k, kind, t, e, NULLIF(s, ''), se, sr, 'BLOCKED'"
+      " FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bool[],"
+      "             $8::bool[]) WITH ORDINALITY AS u(k, kind, t, e, s, se, sr, ord)",
+      id, text_array(keys), text_array(kinds), text_array(types), text_array(executors),
+      text_array(signers), text_array(side), text_array(signing));
+  event_batch events(id);
+  events.add({"request_created", "PENDING_APPROVAL", "", "", "{}"});
+  events.flush(tx);
+  return {id, false};
+}
+
+namespace {
+
+struct locked_request {
+  request_state state;
+  bool dispatch_paused;
+  bool attention_raised;
+  bool needs_reconcile;
+  std::vector<std::string> frontier;
+  std::string template_key;
+  int template_version;
+};
+
+std::optional<locked_request> lock_request(pqxx::transaction_base& tx, const std::string& id) {
+  auto r = tx.exec_params(
+      "SELECT request_state, dispatch_paused, attention_raised, needs_reconcile,"
+      " to_json(current_frontier)::text, template_key, template_version"
+      " FROM movement_requests WHERE id = $1 FOR UPDATE",
+      id);
+  if (r.empty())
+    return std::nullopt;
+  auto row = r[0];
+  return locked_request{*domain::parse_request_state(row[0].c_str()),
+                        row[1].as<bool>(),
+                        row[2].as<bool>(),
+                        row[3].as<bool>(),
+                        json_string_array(row[4].c_str()),
+                        row[5].c_str(),
+                        row[6].as<int>()};
+}
+
+std::vector<domain::node_view> lock_nodes(pqxx::transaction_base& tx, const std::string& id) {
+  auto r = tx.exec_params(
+      "SELECT node_key, node_state, COALESCE(error_code, ''),"
+      " COALESCE(extract(epoch FROM clock_timestamp() - unknown_since)::float8, 0)"
+      " FROM movement_request_nodes WHERE request_id = $1 ORDER BY position FOR UPDATE",
+      id);
+  std::vector<domain::node_view> nodes;
+  for (auto row : r)
+    nodes.push_back({row[0].c_str(), *domain::parse_node_state(row[1].c_str()), row[2].c_str(),
+                     row[3].as<double>()});
+  return nodes;
+}
+
+std::string request_event_type(request_state s) {
+  switch (s) {
+  case request_state::executing:
+    return "request_executing";
+  case request_state::completed:
+    return "request_completed";
+  case request_state::failed:
+    return "request_failed";
+  case request_state::waiting_manual_action:
+  case request_state::manual_intervention:
+    return "request_attention";
+  default: {
+    std::string name(domain::to_string(s));
+    for (auto& c : name)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return "request_" + name;
+  }
+  }
+}
+
+std::string attention_data(domain::attention_reason why) {
+  switch (why) {
+  case domain::attention_reason::side_effect_at_risk:
+    return "{\"reason\":\"side_effect_at_risk\"}";
+  case domain::attention_reason::manual_intervention:
+    return "{\"reason\":\"manual_intervention\"}";
+  case domain::attention_reason::waiting_manual_action:
+    return "{\"reason\":\"waiting_manual_action\"}";
+  default:
+    return "{}";
+  }
+}
+
+std::string frontier_data(const std::vector<std::string>& frontier) {
+  std::string out = "{\"frontier\":[";
+  for (size_t i = 0; i < frontier.size(); ++i)
+    out += (i ? "," : "") + json::quote(frontier[i]);
+  return out + "]}";
+}
+
+} // namespace
+
+reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plans,
+                                    const std::string& request_id,
+                                    const reconcile_settings& settings) {
+  reconcile_outcome out;
+  auto req = lock_request(tx, request_id);
+  if (!req)
+    return out;
+  out.found = true;
+  out.request_state = std::string(domain::to_string(req->state));
+  if (!domain::is_active(req->state)) {
+    out.terminal = domain::is_terminal(req->state) ||
+                   req->state == request_state::manual_intervention;
+    if (req->needs_reconcile)
+      tx.exec_params("UPDATE movement_requests SET needs_reconcile = false WHERE id = $1",
+                     request_id);
+    return out;
+  }
+  auto nodes = lock_nodes(tx, request_id);
+  auto stored = plans.get(tx, req->template_key, req->template_version);
+  domain::reconcile_input in;
+  in.state = req->state;
+  in.dispatch_paused = req->dispatch_paused;
+  in.attention_raised = req->attention_raised;
+  in.frontier = req->frontier;
+  in.nodes = std::move(nodes);
+  in.unknown_escalate_seconds = settings.unknown_escalate_seconds;
+  auto actions = domain::reconcile(stored->plan, in);
+  out.changed = actions.changes_anything(in);
+  auto state = actions.new_state.value_or(req->state);
+  std::string state_name(domain::to_string(state));
+  out.request_state = state_name;
+  out.terminal = domain::is_terminal(state) || state == request_state::manual_intervention;
+  if (!out.changed && !req->needs_reconcile)
+    return out;
+
+  event_batch events(request_id, settings.callback_max_attempts);
+  if (!actions.activate.empty()) {
+    tx.exec_params("UPDATE movement_request_nodes SET node_state = 'READY',"
+                   " updated_at = clock_timestamp()"
+                   " WHERE request_id = $1 AND node_key = ANY($2::text[])"
+                   " AND node_state = 'BLOCKED'",
+                   request_id, text_array(actions.activate));
+    for (auto& key : actions.activate)
+      events.node_changed(state_name, key, "READY");
+    out.activated = static_cast<int>(actions.activate.size());
+  }
+  if (actions.new_state)
+    events.add({request_event_type(state), state_name, "", "",
+                state == request_state::manual_intervention ||
+                        state == request_state::waiting_manual_action
+                    ? attention_data(actions.attention)
+                    : "{}"});
+  else if (actions.attention != domain::attention_reason::none)
+    events.add({"request_attention", state_name, "", "", attention_data(actions.attention)});
+  if (actions.frontier_changed)
+    events.add({"frontier_advanced", state_name, "", "", frontier_data(actions.frontier)});
+  tx.exec_params("UPDATE movement_requests SET request_state = $2, dispatch_paused = $3,"
+                 " attention_raised = $4, current_frontier = $5::text[],"
+                 " needs_reconcile = false, updated_at = clock_timestamp() WHERE id = $1",
+                 request_id, state_name, actions.dispatch_paused, actions.attention_raised,
+                 text_array(actions.frontier));
+  events.flush(tx);
+  return out;
+}
+
+approve_result approve_request(pqxx::transaction_base& tx, plan_cache& plans,
+                               const std::string& request_id, const std::string& approver,
+                               const reconcile_settings& settings) {
+  approve_result out;
+  auto r = tx.exec_params("SELECT request_state, expires_at > clock_timestamp()"
+                          " FROM movement_requests WHERE id = $1 FOR UPDATE",
+                          request_id);
+  if (r.empty())
+    return out;
+  if (std::string(r[0][0].c_str()) != "PENDING_APPROVAL") {
+    out.status = approve_status::conflict;
+    return out;
+  }
+  if (!r[0][1].is_null() && !r[0][1].as<bool>()) {
+    out.status = approve_status::expired;
+    return out;
+  }
+  tx.exec_params("UPDATE movement_requests SET request_state = 'APPROVED',"
+                 " approval_status = 'approved', approved_by = $2, needs_reconcile = true,"
+                 " updated_at = clock_timestamp() WHERE id = $1",
+                 request_id, approver);
+  event_batch events(request_id, settings.callback_max_attempts);
+  events.add({"request_approved", "APPROVED", "", "", "{}"});
+  events.flush(tx);
+  out.reconciled = reconcile_request(tx, plans, request_id, settings);
+  tx.exec(std::string("NOTIFY ") + dispatch_channel);
+  out.status = approve_status::approved;
+  return out;
+}
+
+std::vector<std::string> reconcile_sweep_candidates(pqxx::transaction_base& tx,
+                                                    const std::string& network_class,
+                                                    double unknown_escalate_seconds, int limit) {
+  auto r = tx.exec_params(
+      "(SELECT id FROM movement_requests WHERE needs_reconcile AND network_class = $1"
+      "  ORDER BY updated_at LIMIT $3)"
+      " UNION "
+      "(SELECT r.id FROM movement_requests r WHERE r.request_state = 'EXECUTING'"
+      "  AND r.network_class = $1 AND EXISTS (SELECT 1 FROM movement_request_nodes n"
+      "   WHERE n.request_id = r.id AND n.node_state = 'UNKNOWN'"
+      "   AND (n.error_code = 'OBSERVATION_TIMEOUT'"
+      "        OR n.unknown_since <= clock_timestamp() - make_interval(secs => $2)))"
+      "  LIMIT $3)",
+      network_class, unknown_escalate_seconds, limit);
+  std::vector<std::string> ids;
+  for (auto row : r)
+    ids.emplace_back(row[0].c_str());
+  return ids;
+}
+
+bool try_lock_request(pqxx::transaction_base& tx, const std::string& request_id) {
+  return !tx.exec_params("SELECT 1 FROM movement_requests WHERE id = $1 FOR UPDATE SKIP LOCKED",
+                         request_id)
+              .empty();
+}
+
+std::optional<request_snapshot> load_request(pqxx::transaction_base& tx,
+                                             const std::string& request_id) {
+  auto r = tx.exec_params("SELECT id, request_state, to_json(current_frontier)::text,"
+                          " dispatch_paused, needs_reconcile FROM movement_requests WHERE id = $1",
+                          request_id);
+  if (r.empty())
+    return std::nullopt;
+  request_snapshot s;
+  s.id = r[0][0].c_str();
+  s.request_state = r[0][1].c_str();
+  s.frontier = json_string_array(r[0][2].c_str());
+  s.dispatch_paused = r[0][3].as<bool>();
+  s.needs_reconcile = r[0][4].as<bool>();
+  auto nodes = tx.exec_params("SELECT node_key, action_type, node_state, attempt_no,"
+                              " COALESCE(error_code, ''), provider_refs::text"
+                              " FROM movement_request_nodes WHERE request_id = $1 ORDER BY position",
+                              request_id);
+  for (auto row : nodes)
+    s.nodes.push_back({row[0].c_str(), row[1].c_str(), row[2].c_str(), row[3].as<int>(),
+                       row[4].c_str(), row[5].c_str()});
+  return s;
+}
+
+} // namespace mg::db

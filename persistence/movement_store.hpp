@@ -1,0 +1,104 @@
+#pragma once
+// Movement requests: create, approve, reconcile, read.
+#include <optional>
+#include <pqxx/pqxx>
+#include <string>
+#include <vector>
+
+#include "domain/reconcile.hpp"
+#include "persistence/template_store.hpp"
+
+namespace mg::db {
+
+struct create_params {
+  std::string template_key;
+  int template_version = 0; // 0: latest
+  std::string intent = "{}";
+  std::string input_params = "{}";
+  std::string callback_url;
+  std::string idempotency_key;
+  std::string created_by;
+  std::string network_class = "devnet";
+  int approval_ttl_seconds = 300;
+};
+
+struct create_result {
+  std::string id;
+  bool deduplicated = false;
+};
+
+/// Inserts the request (PENDING_APPROVAL) and its nodes (all BLOCKED) with
+/// the request_created event. An existing idempotency key returns that
+/// request with deduplicated = true. Throws std::invalid_argument for an
+/// unknown template.
+create_result create_request(pqxx::transaction_base& tx, plan_cache& plans,
+                             const create_params& p);
+
+struct reconcile_settings {
+  double unknown_escalate_seconds = 900;
+  int callback_max_attempts = 5;
+};
+
+struct reconcile_outcome {
+  bool found = false;
+  std::string request_state; // after reconcile
+  int activated = 0;
+  bool changed = false;
+  bool terminal = false; // nothing more for the workers to do
+};
+
+/// Reconciles one request in `tx`: locks the request row, then its nodes,
+/// applies domain::reconcile's actions with their events and clears
+/// needs_reconcile. The caller commits.
+reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plans,
+                                    const std::string& request_id,
+                                    const reconcile_settings& settings);
+
+enum class approve_status { approved, not_found, conflict, expired };
+
+struct approve_result {
+  approve_status status = approve_status::not_found;
+  reconcile_outcome reconciled;
+};
+
+/// PENDING_APPROVAL and not expired → APPROVED, then reconcile in the same
+/// transaction (roots become READY) and NOTIFY the dispatchers.
+approve_result approve_request(pqxx::transaction_base& tx, plan_cache& plans,
+                               const std::string& request_id, const std::string& approver,
+                               const reconcile_settings& settings);
+
+/// Unlocked snapshot: requests flagged needs_reconcile, plus EXECUTING
+/// requests holding a settled UNKNOWN node (escalation needs no node change,
+/// only time, so nothing else would flag them).
+std::vector<std::string> reconcile_sweep_candidates(pqxx::transaction_base& tx,
+                                                    const std::string& network_class,
+                                                    double unknown_escalate_seconds, int limit);
+
+/// Locks the request row unless someone else holds it (SKIP LOCKED).
+bool try_lock_request(pqxx::transaction_base& tx, const std::string& request_id);
+
+/// The NOTIFY channel dispatchers LISTEN on (payload: network class).
+inline constexpr const char* dispatch_channel = "mg_dispatch";
+
+struct node_snapshot {
+  std::string node_key;
+  std::string action_type;
+  std::string node_state;
+  int attempt_no = 0;
+  std::string error_code;
+  std::string provider_refs;
+};
+
+struct request_snapshot {
+  std::string id;
+  std::string request_state;
+  std::vector<std::string> frontier;
+  bool dispatch_paused = false;
+  bool needs_reconcile = false;
+  std::vector<node_snapshot> nodes;
+};
+
+std::optional<request_snapshot> load_request(pqxx::transaction_base& tx,
+                                             const std::string& request_id);
+
+} // namespace mg::db

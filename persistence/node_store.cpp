@@ -1,0 +1,253 @@
+#include "persistence/node_store.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "domain/json.hpp"
+#include "domain/reconcile.hpp"
+#include "persistence/db.hpp"
+
+namespace mg::db {
+
+namespace {
+
+using domain::node_state;
+
+constexpr const char* node_columns =
+    "n.id, n.request_id, n.position, n.node_key, n.node_kind, n.action_type, n.executor_key,"
+    " COALESCE(n.signer_key, ''), n.side_effect, n.signing_required, n.node_state, n.attempt_no,"
+    " COALESCE(n.idempotency_key, ''), n.provider_refs::text, COALESCE(n.claim_token::text, ''),"
+    " COALESCE(n.error_code, ''),"
+    " COALESCE(extract(epoch FROM clock_timestamp() - n.started_at)::float8, -1),"
+    " r.request_state, r.template_key, r.template_version, r.compiled_plan_hash,"
+    " r.intent::text, r.input_params::text";
+
+claimed_node to_claimed(const pqxx::row& r) {
+  claimed_node n;
+  n.id = r[0].c_str();
+  n.request_id = r[1].c_str();
+  n.position = r[2].as<int>();
+  n.node_key = r[3].c_str();
+  n.node_kind = r[4].c_str();
+  n.action_type = r[5].c_str();
+  n.executor_key = r[6].c_str();
+  n.signer_key = r[7].c_str();
+  n.side_effect = r[8].as<bool>();
+  n.signing_required = r[9].as<bool>();
+  n.node_state = r[10].c_str();
+  n.attempt_no = r[11].as<int>();
+  n.idempotency_key = r[12].c_str();
+  n.provider_refs = r[13].c_str();
+  n.claim_token = r[14].c_str();
+  n.error_code = r[15].c_str();
+  n.seconds_since_started = r[16].as<double>();
+  n.request_state = r[17].c_str();
+  n.template_key = r[18].c_str();
+  n.template_version = r[19].as<int>();
+  n.compiled_plan_hash = r[20].c_str();
+  n.intent = r[21].c_str();
+  n.input_params = r[22].c_str();
+  return n;
+}
+
+/// The libpqxx 6.4.5 subtransaction never sends its SAVEPOINT for
+/// exec_params, so the miss-only savepoint is plain SQL.
+std::optional<claimed_node> claim_under_savepoint(pqxx::transaction_base& tx,
+                                                  const std::string& sql, const std::string& id,
+                                                  const std::string& network_class) {
+  tx.exec("SAVEPOINT claim");
+  auto r = tx.exec_params(sql, id, network_class);
+  if (r.empty()) {
+    tx.exec("ROLLBACK TO SAVEPOINT claim");
+    return std::nullopt;
+  }
+  tx.exec("RELEASE SAVEPOINT claim");
+  return to_claimed(r[0]);
+}
+
+constexpr const char* due_predicate =
+    " n.node_state IN ('SUBMITTED', 'OBSERVING') AND r.request_state = 'EXECUTING'"
+    " AND (n.next_observe_at IS NULL OR n.next_observe_at <= clock_timestamp())"
+    " AND r.network_class = $2";
+
+} // namespace
+
+std::vector<std::string> dispatch_candidates(pqxx::transaction_base& tx,
+                                             const std::string& network_class,
+                                             const std::vector<std::string>& exclude, int limit) {
+  auto r = tx.exec_params(
+      "SELECT n.id FROM movement_request_nodes n"
+      " JOIN movement_requests r ON r.id = n.request_id"
+      " WHERE n.node_state = 'READY' AND n.action_type NOT LIKE 'manual\\_%'"
+      "   AND r.request_state IN ('APPROVED', 'EXECUTING') AND r.network_class = $1"
+      "   AND NOT r.dispatch_paused AND n.id <> ALL($2::uuid[])"
+      " ORDER BY r.created_at, n.position LIMIT $3",
+      network_class, text_array(exclude), limit);
+  std::vector<std::string> ids;
+  for (auto row : r)
+    ids.emplace_back(row[0].c_str());
+  return ids;
+}
+
+std::optional<claimed_node> claim_for_dispatch(pqxx::transaction_base& tx, const std::string& id,
+                                               const std::string& network_class) {
+  static const std::string sql =
+      std::string("SELECT ") + node_columns +
+      " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
+      " WHERE n.id = $1 AND n.node_state = 'READY' AND n.action_type NOT LIKE 'manual\\_%'"
+      "   AND r.request_state IN ('APPROVED', 'EXECUTING') AND r.network_class = $2"
+      "   AND NOT r.dispatch_paused"
+      " FOR UPDATE OF n, r SKIP LOCKED";
+  return claim_under_savepoint(tx, sql, id, network_class);
+}
+
+std::vector<std::string> observe_candidates(pqxx::transaction_base& tx,
+                                            const std::string& network_class, int limit) {
+  static const std::string sql =
+      std::string("SELECT n.id FROM movement_request_nodes n"
+                  " JOIN movement_requests r ON r.id = n.request_id WHERE") +
+      due_predicate + " ORDER BY r.created_at, n.position LIMIT $1";
+  auto r = tx.exec_params(sql, limit, network_class);
+  std::vector<std::string> ids;
+  for (auto row : r)
+    ids.emplace_back(row[0].c_str());
+  return ids;
+}
+
+std::optional<double> next_observe_due_in(pqxx::transaction_base& tx,
+                                          const std::string& network_class) {
+  auto r = tx.exec_params(
+      "SELECT GREATEST(0, extract(epoch FROM min(n.next_observe_at) - clock_timestamp()))::float8"
+      " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
+      " WHERE n.node_state IN ('SUBMITTED', 'OBSERVING') AND r.request_state = 'EXECUTING'"
+      " AND r.network_class = $1",
+      network_class);
+  if (r[0][0].is_null())
+    return std::nullopt;
+  return r[0][0].as<double>();
+}
+
+std::optional<claimed_node> claim_for_observe(pqxx::transaction_base& tx, const std::string& id,
+                                              const std::string& network_class) {
+  static const std::string sql =
+      std::string("SELECT ") + node_columns +
+      " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
+      " WHERE n.id = $1 AND" +
+      due_predicate + " FOR UPDATE OF n, r SKIP LOCKED";
+  return claim_under_savepoint(tx, sql, id, network_class);
+}
+
+int recovery_lane(const std::string& action_type) {
+  if (action_type.find("ccip") != std::string::npos)
+    return 0;
+  if (action_type.find("stargate") != std::string::npos)
+    return 1;
+  if (action_type.rfind("cex_", 0) == 0)
+    return 2;
+  return 3;
+}
+
+std::vector<claimed_node> claim_for_recovery(pqxx::transaction_base& tx,
+                                             const std::string& network_class,
+                                             const recovery_limits& limits) {
+  static const char* lanes[] = {
+      "n.action_type LIKE '%ccip%'",
+      "n.action_type LIKE '%stargate%' AND n.action_type NOT LIKE '%ccip%'",
+      "n.action_type LIKE 'cex\\_%' AND n.action_type NOT LIKE '%ccip%'"
+      " AND n.action_type NOT LIKE '%stargate%'",
+      "n.action_type NOT LIKE '%ccip%' AND n.action_type NOT LIKE '%stargate%'"
+      " AND n.action_type NOT LIKE 'cex\\_%'",
+  };
+  const int per_arm = std::max(1, limits.batch / 4);
+  std::vector<claimed_node> out;
+  for (auto* lane : lanes) {
+    auto sql = std::string("SELECT ") + node_columns +
+               " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
+               " WHERE r.request_state = 'EXECUTING' AND r.network_class = $1 AND (" +
+               lane +
+               ") AND ((n.node_state = 'UNKNOWN'"
+               "        AND n.error_code IS DISTINCT FROM 'OBSERVATION_TIMEOUT'"
+               "        AND n.unknown_since > clock_timestamp() - make_interval(secs => $2))"
+               "    OR (n.node_state = 'SUBMITTING'"
+               "        AND n.claimed_at <= clock_timestamp() - make_interval(secs => $3)))"
+               " ORDER BY n.updated_at LIMIT $4 FOR UPDATE OF n, r SKIP LOCKED";
+    auto r = tx.exec_params(sql, network_class, limits.unknown_escalate_seconds,
+                            limits.submitting_grace_seconds, per_arm);
+    for (auto row : r)
+      out.push_back(to_claimed(row));
+  }
+  return out;
+}
+
+update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node& n,
+                                 const node_update& u, event_batch& events) {
+  update_effects fx;
+  auto from = domain::parse_node_state(n.node_state).value_or(node_state::blocked);
+  auto to = u.next_state;
+  bool changes_state = from != to;
+  if (changes_state && !domain::transition_allowed(from, to))
+    throw std::logic_error("illegal node transition " + n.node_state + " -> " +
+                           std::string(domain::to_string(to)));
+  fx.needs_reconcile = changes_state && domain::affects_reconcile(from, to);
+  fx.pauses_dispatch = to == node_state::failed || to == node_state::unknown;
+  if (fx.needs_reconcile || fx.pauses_dispatch)
+    tx.exec_params("UPDATE movement_requests SET needs_reconcile = needs_reconcile OR $2,"
+                   " dispatch_paused = dispatch_paused OR $3, updated_at = clock_timestamp()"
+                   " WHERE id = $1",
+                   n.request_id, fx.needs_reconcile, fx.pauses_dispatch);
+  const char* token = u.token == claim_token_change::keep     ? "keep"
+                      : u.token == claim_token_change::rotate ? "rotate"
+                                                              : "clear";
+  auto r = tx.exec_params(
+      "UPDATE movement_request_nodes SET node_state = $4,"
+      " provider_state = COALESCE($5, provider_state),"
+      " provider_refs = provider_refs || COALESCE($6::jsonb, '{}'::jsonb),"
+      " provider_ref_id = COALESCE($7, provider_ref_id),"
+      " error_code = $8, error_detail = $9,"
+      " next_observe_at = CASE WHEN $10::float8 IS NULL THEN NULL"
+      "   ELSE clock_timestamp() + make_interval(secs => $10::float8) END,"
+      " last_observed_at = CASE WHEN $11 THEN clock_timestamp() ELSE last_observed_at END,"
+      " observe_count = observe_count + CASE WHEN $11 THEN 1 ELSE 0 END,"
+      " unknown_since = CASE WHEN $4 <> 'UNKNOWN' THEN NULL"
+      "   WHEN node_state = 'UNKNOWN' THEN unknown_since ELSE clock_timestamp() END,"
+      " claim_token = CASE $12 WHEN 'keep' THEN claim_token"
+      "   WHEN 'rotate' THEN gen_random_uuid() ELSE NULL END,"
+      " updated_at = clock_timestamp()"
+      " WHERE id = $1 AND attempt_no = $2 AND claim_token IS NOT DISTINCT FROM $3::uuid"
+      " RETURNING id",
+      n.id, n.attempt_no, null_if_empty(n.claim_token), std::string(domain::to_string(to)),
+      u.provider_state ? u.provider_state->c_str() : nullptr,
+      u.provider_refs ? u.provider_refs->c_str() : nullptr,
+      u.provider_ref_id ? null_if_empty(*u.provider_ref_id) : nullptr,
+      null_if_empty(u.error_code), null_if_empty(u.error_detail),
+      u.next_observe_in_seconds ? std::to_string(*u.next_observe_in_seconds).c_str() : nullptr,
+      u.observed, token);
+  fx.applied = !r.empty();
+  if (!fx.applied)
+    throw stale_write("node " + n.id + " attempt " + std::to_string(n.attempt_no) +
+                      " no longer holds its claim");
+  if (changes_state)
+    events.node_changed(n.request_state, n.node_key, std::string(domain::to_string(to)),
+                        u.error_code.empty() ? "{}"
+                                             : "{\"error_code\":" + json::quote(u.error_code) + "}");
+  return fx;
+}
+
+void add_artifact(pqxx::transaction_base& tx, const std::string& node_id, int attempt_no,
+                  const std::string& kind, const std::string& payload_json,
+                  const std::string& payload_hash) {
+  tx.exec_params("INSERT INTO node_artifacts (node_id, attempt_no, kind, payload, payload_hash)"
+                 " VALUES ($1, $2, $3, $4::jsonb, $5)",
+                 node_id, attempt_no, kind, payload_json, null_if_empty(payload_hash));
+}
+
+void add_generated_artifacts(pqxx::transaction_base& tx, const std::string& node_id,
+                             int attempt_no, const std::string& artifacts_json) {
+  if (artifacts_json.empty() || artifacts_json == "[]")
+    return;
+  tx.exec_params("INSERT INTO node_artifacts (node_id, attempt_no, kind, payload)"
+                 " SELECT $1, $2, 'generated', a FROM jsonb_array_elements($3::jsonb) a",
+                 node_id, attempt_no, artifacts_json);
+}
+
+} // namespace mg::db

@@ -1,0 +1,132 @@
+#pragma once
+// Node claims (reference lookup queries + SPEC §1 filters) and the
+// conditional writes that follow provider I/O.
+#include <optional>
+#include <stdexcept>
+#include <pqxx/pqxx>
+#include <string>
+#include <vector>
+
+#include "domain/executor.hpp"
+#include "persistence/events.hpp"
+
+namespace mg::db {
+
+/// A node row with the request fields the workers need, read under lock.
+struct claimed_node {
+  std::string id;
+  std::string request_id;
+  int position = 0;
+  std::string node_key;
+  std::string node_kind;
+  std::string action_type;
+  std::string executor_key;
+  std::string signer_key;
+  bool side_effect = false;
+  bool signing_required = false;
+  std::string node_state;
+  int attempt_no = 0;
+  std::string idempotency_key;
+  std::string provider_refs;
+  std::string claim_token;
+  std::string error_code;
+  double seconds_since_started = -1; // -1: never started
+  std::string request_state;
+  std::string template_key;
+  int template_version = 0;
+  std::string compiled_plan_hash;
+  std::string intent;
+  std::string input_params;
+};
+
+// --- dispatcher ----------------------------------------------------------
+/// Unlocked FIFO snapshot of READY, non-manual nodes of claimable requests
+/// (APPROVED/EXECUTING, this network class, dispatch not paused), skipping
+/// `exclude` (ids already tried in this pass).
+std::vector<std::string> dispatch_candidates(pqxx::transaction_base& tx,
+                                             const std::string& network_class,
+                                             const std::vector<std::string>& exclude, int limit);
+
+/// Per-candidate joined claim under a miss-only savepoint: on a miss the
+/// savepoint is rolled back (releasing partial locks) and nullopt returned;
+/// on a hit the node and request stay locked by `tx`.
+std::optional<claimed_node> claim_for_dispatch(pqxx::transaction_base& tx, const std::string& id,
+                                               const std::string& network_class);
+
+// --- observer ------------------------------------------------------------
+/// Unlocked snapshot of due SUBMITTED/OBSERVING nodes of EXECUTING requests.
+std::vector<std::string> observe_candidates(pqxx::transaction_base& tx,
+                                            const std::string& network_class, int limit);
+
+/// Seconds until the next SUBMITTED/OBSERVING node of an EXECUTING request
+/// becomes due (0 when one is due now), or nullopt when there is none.
+std::optional<double> next_observe_due_in(pqxx::transaction_base& tx,
+                                          const std::string& network_class);
+
+/// Per-node claim (node + request, SKIP LOCKED, same due predicate) under a
+/// miss-only savepoint.
+std::optional<claimed_node> claim_for_observe(pqxx::transaction_base& tx, const std::string& id,
+                                              const std::string& network_class);
+
+// --- recovery ------------------------------------------------------------
+struct recovery_limits {
+  int batch = 10;
+  double submitting_grace_seconds = 120;
+  double unknown_escalate_seconds = 900;
+};
+
+/// The four arms (CCIP, Stargate, CEX, other), each max(1, batch/4) rows of
+/// UNKNOWN (not settled) or SUBMITTING-past-grace nodes of EXECUTING
+/// requests, oldest updated_at first, locked with SKIP LOCKED.
+std::vector<claimed_node> claim_for_recovery(pqxx::transaction_base& tx,
+                                             const std::string& network_class,
+                                             const recovery_limits& limits);
+
+/// Which lane a node's action type belongs to (0 CCIP, 1 Stargate, 2 CEX, 3 other).
+int recovery_lane(const std::string& action_type);
+
+// --- writes --------------------------------------------------------------
+enum class claim_token_change { keep, rotate, clear };
+
+/// A node transition after provider I/O, applied only when the node still
+/// has the (attempt_no, claim_token) the worker read.
+struct node_update {
+  domain::node_state next_state = domain::node_state::submitted;
+  std::optional<std::string> provider_state;
+  std::optional<std::string> provider_refs; // merged into the stored object
+  std::optional<std::string> provider_ref_id;
+  std::string error_code;
+  std::string error_detail;
+  std::optional<double> next_observe_in_seconds;
+  bool observed = false; // last_observed_at, observe_count += 1
+  claim_token_change token = claim_token_change::keep;
+};
+
+/// The node no longer has the attempt or claim token the worker read: the
+/// transaction must be rolled back (nothing of it may land).
+struct stale_write : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct update_effects {
+  bool applied = false;
+  bool needs_reconcile = false;
+  bool pauses_dispatch = false;
+};
+
+/// Locks the request row first (lock order: request, then node), then
+/// applies `u` conditionally and records its event. Throws stale_write for a
+/// stale attempt or token.
+update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node& n,
+                                 const node_update& u, event_batch& events);
+
+/// Appends an artifact (append-only).
+void add_artifact(pqxx::transaction_base& tx, const std::string& node_id, int attempt_no,
+                  const std::string& kind, const std::string& payload_json,
+                  const std::string& payload_hash = {});
+
+/// Each element of a JSON array of generated artifacts becomes a row.
+void add_generated_artifacts(pqxx::transaction_base& tx, const std::string& node_id,
+                             int attempt_no, const std::string& artifacts_json);
+
+} // namespace mg::db
