@@ -25,20 +25,16 @@ void forward_wakeups(const workers::pass_result& r, const worker_env& env,
   if (links.registry)
     for (auto& id : r.reconcile)
       self->send(links.registry, changed_atom::value, id);
-  if (!env.wakeups)
-    return;
-  if (r.wake_observer && links.observer)
-    self->send(links.observer, wake_atom::value);
-  if (r.wake_dispatcher && links.dispatcher)
-    self->send(links.dispatcher, wake_atom::value);
+  if (!env.wakeups) return;
+  if (r.wake_observer && links.observer) self->send(links.observer, wake_atom::value);
+  if (r.wake_dispatcher && links.dispatcher) self->send(links.dispatcher, wake_atom::value);
 }
 
-/// Heartbeats at most once a second while draining, and after every idle
-/// pass, so a busy worker does not pay a write per item.
-void maybe_beat(loop_state& st, const worker_spec& spec, const worker_env& env, bool idle) {
+/// At most one heartbeat write a second (and at once when the error count
+/// changed), so a draining worker does not pay a write per item.
+void maybe_beat(loop_state& st, const worker_spec& spec, const worker_env& env) {
   auto now = std::chrono::steady_clock::now();
-  if (!idle && now - st.last_beat < heartbeat_every)
-    return;
+  if (now - st.last_beat < heartbeat_every && st.consecutive_errors == st.reported_errors) return;
   try {
     db::heartbeat h;
     h.status = st.consecutive_errors >= domain::max_consecutive_errors ? "backing_off" : "running";
@@ -48,6 +44,7 @@ void maybe_beat(loop_state& st, const worker_spec& spec, const worker_env& env, 
     h.last_error = st.last_error;
     db::beat(st.conn->get(), {spec.name, env.runtime_node, env.network_class}, h);
     st.unreported_iterations = st.unreported_items = 0;
+    st.reported_errors = st.consecutive_errors;
     st.last_beat = now;
   } catch (const std::exception& ex) {
     st.conn->reset(); // the next pass reconnects and reports the error
@@ -80,8 +77,7 @@ void run_pass(worker_actor::stateful_pointer<loop_state> self, const worker_spec
   } catch (const std::exception& ex) {
     ++st.consecutive_errors;
     st.last_error = ex.what();
-    if (db::is_connection_error(ex))
-      st.conn->reset();
+    if (db::is_connection_error(ex)) st.conn->reset();
     log::error("worker pass failed", {{"worker", spec.name},
                                       {"consecutive_errors", st.consecutive_errors},
                                       {"error", ex.what()}});
@@ -90,12 +86,14 @@ void run_pass(worker_actor::stateful_pointer<loop_state> self, const worker_spec
   ++st.unreported_iterations;
   st.items += processed;
   st.unreported_items += processed;
-  maybe_beat(st, spec, env, processed == 0);
+  maybe_beat(st, spec, env);
   auto policy = spec.policy;
   policy.drain = policy.drain && env.wakeups;
   auto delay = domain::next_loop_delay(policy, st.consecutive_errors, processed, jitter_draw());
-  if (env.wakeups && next_due)
-    delay = std::min(delay, *next_due);
+  // Never a busy spin on an item due "now" that another transaction holds.
+  constexpr double min_due_delay = 0.002;
+  if (env.wakeups && next_due && st.consecutive_errors == 0)
+    delay = std::min(delay, std::max(*next_due, min_due_delay));
   schedule(self, delay);
 }
 
@@ -107,15 +105,13 @@ worker_actor::behavior_type loop_worker(worker_actor::stateful_pointer<loop_stat
   return {
       [=](tick_atom, uint64_t gen) {
         auto& st = self->state;
-        if (gen != st.generation)
-          return; // superseded by a wake-up
+        if (gen != st.generation) return; // superseded by a wake-up
         st.immediate_pending = false;
         run_pass(self, spec, env);
       },
       [=](wake_atom) {
         auto& st = self->state;
-        if (st.immediate_pending)
-          return;
+        if (st.immediate_pending) return;
         if (!env.wakeups && st.iterations > 0)
           return; // pure polling: only the first (start) wake counts
         schedule(self, 0);
@@ -123,8 +119,7 @@ worker_actor::behavior_type loop_worker(worker_actor::stateful_pointer<loop_stat
       [=](crash_atom) { self->quit(caf::sec::runtime_error); },
       [=](status_atom) {
         auto& st = self->state;
-        return "{\"worker\":" + json::quote(spec.name) +
-               ",\"group\":\"" + to_string(spec.group) +
+        return "{\"worker\":" + json::quote(spec.name) + ",\"group\":\"" + to_string(spec.group) +
                "\",\"iterations\":" + std::to_string(st.iterations) +
                ",\"items\":" + std::to_string(st.items) +
                ",\"consecutive_errors\":" + std::to_string(st.consecutive_errors) + "}";

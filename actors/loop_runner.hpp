@@ -17,7 +17,9 @@ namespace mg::actors {
 
 enum class worker_group { core, sidecar };
 
-inline const char* to_string(worker_group g) { return g == worker_group::core ? "core" : "sidecar"; }
+inline const char* to_string(worker_group g) {
+  return g == worker_group::core ? "core" : "sidecar";
+}
 
 /// Handles the workers need to wake one another. Filled by the supervisor
 /// before any worker starts (workers start on their first wake message).
@@ -49,6 +51,7 @@ struct loop_state {
   uint64_t generation = 0;
   bool immediate_pending = false;
   int consecutive_errors = 0;
+  int reported_errors = 0;
   long iterations = 0;
   long items = 0;
   long unreported_iterations = 0;

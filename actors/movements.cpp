@@ -7,10 +7,10 @@
 
 namespace mg::actors {
 
-reconciler_actor::behavior_type reconciler(reconciler_actor::stateful_pointer<reconciler_state> self,
-                                           std::shared_ptr<workers::engine_context> ctx,
-                                           std::string database_url,
-                                           std::shared_ptr<runtime_links> links, bool wakeups) {
+reconciler_actor::behavior_type
+reconciler(reconciler_actor::stateful_pointer<reconciler_state> self,
+           std::shared_ptr<workers::engine_context> ctx, std::string database_url,
+           std::shared_ptr<runtime_links> links, bool wakeups) {
   self->state.conn = std::make_unique<db::connection_slot>(database_url);
   return {
       [=](reconcile_atom, const std::string& request_id) -> caf::result<bool> {
@@ -20,8 +20,7 @@ reconciler_actor::behavior_type reconciler(reconciler_actor::stateful_pointer<re
             self->send(links->dispatcher, wake_atom::value);
           return !outcome.found || outcome.terminal;
         } catch (const std::exception& ex) {
-          if (db::is_connection_error(ex))
-            self->state.conn->reset();
+          if (db::is_connection_error(ex)) self->state.conn->reset();
           log::warn("reconcile failed; the sweep will retry",
                     {{"request_id", request_id}, {"error", ex.what()}});
           return caf::make_error(caf::sec::runtime_error, ex.what());
@@ -79,8 +78,7 @@ movement_registry(movement_registry_actor::stateful_pointer<registry_state> self
   self->set_down_handler([=](const caf::down_msg& dm) {
     auto& st = self->state;
     auto it = st.ids.find(dm.source);
-    if (it == st.ids.end())
-      return;
+    if (it == st.ids.end()) return;
     st.movements.erase(it->second);
     st.ids.erase(it);
   });

@@ -22,10 +22,10 @@ struct reconciler_state {
   std::unique_ptr<db::connection_slot> conn;
 };
 
-reconciler_actor::behavior_type reconciler(reconciler_actor::stateful_pointer<reconciler_state> self,
-                                           std::shared_ptr<workers::engine_context> ctx,
-                                           std::string database_url,
-                                           std::shared_ptr<runtime_links> links, bool wakeups);
+reconciler_actor::behavior_type
+reconciler(reconciler_actor::stateful_pointer<reconciler_state> self,
+           std::shared_ptr<workers::engine_context> ctx, std::string database_url,
+           std::shared_ptr<runtime_links> links, bool wakeups);
 
 struct movement_state {
   static inline const char* name = "movement";

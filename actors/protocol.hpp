@@ -56,8 +56,7 @@ using reconciler_actor = caf::typed_actor<
 /// longer needs the workers.
 using movement_actor = caf::typed_actor<
     // A node of this request changed.
-    caf::reacts_to<changed_atom>,
-    caf::replies_to<status_atom>::with<std::string>>;
+    caf::reacts_to<changed_atom>, caf::replies_to<status_atom>::with<std::string>>;
 
 /// Routes node changes to the movement actor of their request, spawning
 /// it on demand and forgetting it when it quits.

@@ -37,9 +37,10 @@ std::vector<worker_spec> engine_workers(const std::shared_ptr<workers::engine_co
   };
   if (s.wakeups_enabled) {
     auto listener = std::make_shared<workers::dispatch_listener>(s.database_url);
-    specs.push_back({"dispatch_listener", worker_group::sidecar,
-                     domain::loop_policy{domain::loop_min_delay_seconds, 0, true},
-                     [listener](db::connection_slot&) { return listener->pass(listener_wait_ms); }});
+    specs.push_back(
+        {"dispatch_listener", worker_group::sidecar,
+         domain::loop_policy{domain::loop_min_delay_seconds, 0, true},
+         [listener](db::connection_slot&) { return listener->pass(listener_wait_ms); }});
   }
   return specs;
 }
@@ -67,8 +68,7 @@ void runtime::start(caf::actor waiter, std::vector<worker_spec> extra) {
   std::vector<reconciler_actor> reconcilers;
   std::vector<fixed_member> fixed;
   for (int i = 0; i < s.db_pool_size; ++i) {
-    auto r = sys_.spawn<caf::detached>(reconciler, ctx_, s.database_url, links_,
-                                       s.wakeups_enabled);
+    auto r = sys_.spawn<caf::detached>(reconciler, ctx_, s.database_url, links_, s.wakeups_enabled);
     reconcilers.push_back(r);
     fixed.push_back({"reconciler_" + std::to_string(i), caf::actor_cast<caf::actor>(r)});
   }
@@ -79,8 +79,7 @@ void runtime::start(caf::actor waiter, std::vector<worker_spec> extra) {
 }
 
 void runtime::shutdown() {
-  if (supervisor_)
-    caf::anon_send(supervisor_, shutdown_atom::value);
+  if (supervisor_) caf::anon_send(supervisor_, shutdown_atom::value);
 }
 
 void block_shutdown_signals() {
@@ -102,13 +101,14 @@ int run_until_stopped(caf::actor_system& sys, runtime& rt) {
   bool asked_to_stop = false;
   while (exit_code < 0) {
     self->receive([&](done_atom, int code) { exit_code = code; },
-                  caf::after(std::chrono::milliseconds(200)) >> [&] {
-                    timespec zero{0, 0};
-                    if (!asked_to_stop && sigtimedwait(&set, nullptr, &zero) > 0) {
-                      asked_to_stop = true;
-                      rt.shutdown();
-                    }
-                  });
+                  caf::after(std::chrono::milliseconds(200)) >>
+                      [&] {
+                        timespec zero{0, 0};
+                        if (!asked_to_stop && sigtimedwait(&set, nullptr, &zero) > 0) {
+                          asked_to_stop = true;
+                          rt.shutdown();
+                        }
+                      });
   }
   return exit_code;
 }

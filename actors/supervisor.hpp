@@ -41,8 +41,9 @@ struct supervisor_state {
 /// Spawns every spec (detached), fills env.links, then wakes each worker so
 /// they start. Reports (done_atom, exit_code) to `waiter` once every member
 /// has stopped.
-supervisor_actor::behavior_type supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
-                                           std::vector<worker_spec> specs, worker_env env,
-                                           std::vector<fixed_member> fixed, caf::actor waiter);
+supervisor_actor::behavior_type
+supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
+           std::vector<worker_spec> specs, worker_env env, std::vector<fixed_member> fixed,
+           caf::actor waiter);
 
 } // namespace mg::actors

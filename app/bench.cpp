@@ -44,12 +44,15 @@ struct bench_options {
   bool compare = true;
 };
 
-void progress(const std::string& line) { std::cerr << "bench: " << line << std::endl; }
+void progress(const std::string& line) {
+  std::cerr << "bench: " << line << std::endl;
+}
 
 percentiles read_percentiles(pqxx::work& tx, const std::string& sql, const std::string& prefix) {
   auto r = tx.exec_params("SELECT COALESCE(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms), 0),"
                           " COALESCE(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms), 0),"
-                          " count(*) FROM (" + sql + ") AS samples(ms)",
+                          " count(*) FROM (" +
+                              sql + ") AS samples(ms)",
                           prefix);
   return {r[0][0].as<double>(), r[0][1].as<double>(), r[0][2].as<long>()};
 }
@@ -86,12 +89,11 @@ void measure_latency(pqxx::connection& c, const std::string& prefix, phase_resul
 void measure_throughput(pqxx::connection& c, const std::string& prefix, int nodes_per_movement,
                         phase_result& out) {
   pqxx::work tx(c);
-  auto r = tx.exec_params(
-      "SELECT count(*) FILTER (WHERE r.request_state = 'COMPLETED'),"
-      " extract(epoch FROM max(r.updated_at) - min(e.occurred_at))"
-      " FROM movement_requests r JOIN movement_events e ON e.request_id = r.id"
-      "  AND e.event_type = 'request_approved' WHERE r.idempotency_key LIKE $1",
-      prefix);
+  auto r = tx.exec_params("SELECT count(*) FILTER (WHERE r.request_state = 'COMPLETED'),"
+                          " extract(epoch FROM max(r.updated_at) - min(e.occurred_at))"
+                          " FROM movement_requests r JOIN movement_events e ON e.request_id = r.id"
+                          "  AND e.event_type = 'request_approved' WHERE r.idempotency_key LIKE $1",
+                          prefix);
   tx.commit();
   out.completed = r[0][0].as<long>();
   out.seconds = r[0][1].is_null() ? 0 : r[0][1].as<double>();
@@ -119,6 +121,10 @@ std::vector<std::string> create_movements(pqxx::connection& c, actors::runtime& 
     }
     tx.commit();
   }
+  // A fresh table grows from empty faster than autovacuum re-analyzes it;
+  // stale statistics would give the claim queries a poor generic plan.
+  pqxx::nontransaction tx(c);
+  tx.exec("ANALYZE movement_requests, movement_request_nodes");
   return ids;
 }
 
@@ -174,7 +180,9 @@ template <class F> void with_runtime(const config::settings& s, F body) {
   self->receive([](actors::done_atom, int) {}, caf::after(std::chrono::seconds(30)) >> [] {});
 }
 
-int nodes_of(const std::string& shape) { return shape == "fan4" || shape == "chain4" ? 4 : 4; }
+int nodes_of(const std::string& shape) {
+  return shape == "fan4" || shape == "chain4" ? 4 : 4;
+}
 
 std::string fmt(double v) {
   char buf[32];
@@ -210,16 +218,16 @@ std::string pjson(const percentiles& p) {
 
 void print_json(const bench_options& o, const phase_result& t, const phase_result& l,
                 const phase_result* off) {
-  std::string out = "{\"shape\":\"" + o.shape + "\",\"movements\":" + std::to_string(o.movements) +
-                    ",\"completed\":" + std::to_string(t.completed) +
-                    ",\"seconds\":" + fmt(t.seconds) +
-                    ",\"movements_per_s\":" + fmt(t.movements_per_s) +
-                    ",\"nodes_per_s\":" + fmt(t.nodes_per_s) +
-                    ",\"approve_to_first_submit_ms\":" + pjson(l.approve_to_first_submit) +
-                    ",\"hop_ms\":" + pjson(l.hop);
+  std::string out =
+      "{\"shape\":\"" + o.shape + "\",\"movements\":" + std::to_string(o.movements) +
+      ",\"completed\":" + std::to_string(t.completed) + ",\"seconds\":" + fmt(t.seconds) +
+      ",\"movements_per_s\":" + fmt(t.movements_per_s) + ",\"nodes_per_s\":" + fmt(t.nodes_per_s) +
+      ",\"approve_to_first_submit_ms\":" + pjson(l.approve_to_first_submit) +
+      ",\"hop_ms\":" + pjson(l.hop);
   if (off)
-    out += ",\"wakeups_off\":{\"approve_to_first_submit_ms\":" +
-           pjson(off->approve_to_first_submit) + ",\"hop_ms\":" + pjson(off->hop) + "}";
+    out +=
+        ",\"wakeups_off\":{\"approve_to_first_submit_ms\":" + pjson(off->approve_to_first_submit) +
+        ",\"hop_ms\":" + pjson(off->hop) + "}";
   std::cout << out << "}" << std::endl;
 }
 

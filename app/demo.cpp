@@ -29,8 +29,7 @@ std::string describe_progress(const db::request_snapshot& s) {
   std::string out = std::string(s.request_state) + "  ";
   for (auto& n : s.nodes) {
     out += n.node_key + "=" + n.node_state;
-    if (!n.error_code.empty())
-      out += "(" + n.error_code + ")";
+    if (!n.error_code.empty()) out += "(" + n.error_code + ")";
     out += " ";
   }
   return out;
@@ -91,18 +90,17 @@ int cmd_demo(const args& a) {
   auto start = std::chrono::steady_clock::now();
   size_t remaining = movements.size();
   while (remaining > 0) {
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (elapsed > timeout_s) {
       std::cout << "demo: timed out after " << timeout_s << " s" << std::endl;
       break;
     }
     pqxx::work tx(*conn);
     for (auto& m : movements) {
-      if (m.settled)
-        continue;
+      if (m.settled) continue;
       auto snap = db::load_request(tx, m.id);
-      if (!snap)
-        continue;
+      if (!snap) continue;
       auto line = describe_progress(*snap);
       if (line != m.last_line) {
         std::cout << "[" << std::fixed << std::setprecision(2) << std::setw(6) << elapsed << "s] "
@@ -132,7 +130,8 @@ int cmd_demo(const args& a) {
     }
   }
   int code = stop_runtime(self, rt);
-  std::cout << (as_expected ? "demo: every movement settled as expected" : "demo: FAILED") << std::endl;
+  std::cout << (as_expected ? "demo: every movement settled as expected" : "demo: FAILED")
+            << std::endl;
   return as_expected && code == 0 ? 0 : 1;
 }
 

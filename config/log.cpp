@@ -58,7 +58,9 @@ value::value(double d) {
   json = buf;
 }
 
-void set_level(level l) { threshold = static_cast<int>(l); }
+void set_level(level l) {
+  threshold = static_cast<int>(l);
+}
 
 bool parse_level(std::string_view name, level& out) {
   for (auto l : {level::debug, level::info, level::warn, level::error})
@@ -69,11 +71,12 @@ bool parse_level(std::string_view name, level& out) {
   return false;
 }
 
-bool enabled(level l) { return static_cast<int>(l) >= threshold.load(); }
+bool enabled(level l) {
+  return static_cast<int>(l) >= threshold.load();
+}
 
 void write(level l, std::string_view msg, fields f) {
-  if (!enabled(l))
-    return;
+  if (!enabled(l)) return;
   std::string line = "{\"ts\":\"" + timestamp() + "\",\"level\":\"" + name_of(l) +
                      "\",\"msg\":" + mg::json::quote(msg);
   for (auto& [key, v] : f)

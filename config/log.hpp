@@ -31,9 +31,17 @@ bool parse_level(std::string_view name, level& out);
 bool enabled(level l);
 
 void write(level l, std::string_view msg, fields f = {});
-inline void debug(std::string_view msg, fields f = {}) { write(level::debug, msg, f); }
-inline void info(std::string_view msg, fields f = {}) { write(level::info, msg, f); }
-inline void warn(std::string_view msg, fields f = {}) { write(level::warn, msg, f); }
-inline void error(std::string_view msg, fields f = {}) { write(level::error, msg, f); }
+inline void debug(std::string_view msg, fields f = {}) {
+  write(level::debug, msg, f);
+}
+inline void info(std::string_view msg, fields f = {}) {
+  write(level::info, msg, f);
+}
+inline void warn(std::string_view msg, fields f = {}) {
+  write(level::warn, msg, f);
+}
+inline void error(std::string_view msg, fields f = {}) {
+  write(level::error, msg, f);
+}
 
 } // namespace mg::log

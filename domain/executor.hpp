@@ -85,8 +85,8 @@ struct sign_result {
 
 /// What recover found for an attempt's idempotency key.
 enum class recover_outcome {
-  found,     // the provider has the attempt: `result` is its state
-  fenced,    // no record; the key is now refused forever → node READY
+  found,  // the provider has the attempt: `result` is its state
+  fenced, // no record; the key is now refused forever → node READY
   still_unknown,
 };
 

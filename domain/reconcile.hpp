@@ -28,7 +28,12 @@ struct reconcile_input {
   double unknown_escalate_seconds = 900;
 };
 
-enum class attention_reason { none, side_effect_at_risk, manual_intervention, waiting_manual_action };
+enum class attention_reason {
+  none,
+  side_effect_at_risk,
+  manual_intervention,
+  waiting_manual_action
+};
 
 struct reconcile_actions {
   std::vector<std::string> activate; // BLOCKED → READY
@@ -49,9 +54,9 @@ bool is_settled_unknown(const node_view& n, double unknown_escalate_seconds);
 /// In flight: SUBMITTING, SUBMITTED, OBSERVING, or an UNKNOWN not settled.
 bool is_in_flight(const node_view& n, double unknown_escalate_seconds);
 
-/// Whether a node moving from → to may change reconcile's output. Moves
-/// inside {READY, SUBMITTING, SUBMITTED, OBSERVING} cannot (frontier, gate
-/// and verdict read them alike), so they need no reconcile pass.
+/// Whether a node moving from → to may change reconcile's output. Only
+/// READY → in flight and in flight → in flight cannot, so they need no
+/// reconcile pass.
 bool affects_reconcile(node_state from, node_state to);
 
 /// Pure and idempotent: applying the actions and reconciling again yields

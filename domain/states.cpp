@@ -37,22 +37,24 @@ constexpr std::array<std::pair<node_state, std::string_view>, 12> node_names{{
 
 template <class Names, class E> std::string_view name_of(const Names& names, E e) {
   for (auto& [value, name] : names)
-    if (value == e)
-      return name;
+    if (value == e) return name;
   return "?";
 }
 
 template <class E, class Names> std::optional<E> value_of(const Names& names, std::string_view s) {
   for (auto& [value, name] : names)
-    if (name == s)
-      return value;
+    if (name == s) return value;
   return std::nullopt;
 }
 
 } // namespace
 
-std::string_view to_string(request_state s) { return name_of(request_names, s); }
-std::string_view to_string(node_state s) { return name_of(node_names, s); }
+std::string_view to_string(request_state s) {
+  return name_of(request_names, s);
+}
+std::string_view to_string(node_state s) {
+  return name_of(node_names, s);
+}
 std::optional<request_state> parse_request_state(std::string_view s) {
   return value_of<request_state>(request_names, s);
 }
@@ -95,8 +97,8 @@ bool transition_allowed(request_state from, request_state to) {
     return to == r::executing || to == r::waiting_manual_action || to == r::cancelled ||
            to == r::manual_intervention || to == r::failed || to == r::completed;
   case r::executing:
-    return to == r::waiting_manual_action || to == r::manual_intervention ||
-           to == r::completed || to == r::failed || to == r::cancelled;
+    return to == r::waiting_manual_action || to == r::manual_intervention || to == r::completed ||
+           to == r::failed || to == r::cancelled;
   case r::waiting_manual_action:
     return to == r::executing || to == r::manual_intervention || to == r::completed ||
            to == r::failed || to == r::cancelled;
@@ -111,8 +113,7 @@ bool transition_allowed(request_state from, request_state to) {
 
 bool transition_allowed(node_state from, node_state to) {
   using n = node_state;
-  if (to == n::cancelled)
-    return from == n::blocked || from == n::ready;
+  if (to == n::cancelled) return from == n::blocked || from == n::ready;
   switch (from) {
   case n::blocked:
     return to == n::ready || to == n::skipped;

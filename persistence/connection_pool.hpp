@@ -21,13 +21,15 @@ public:
         : pool_(&pool), conn_(std::move(c)) {}
     lease(lease&&) = default;
     ~lease() {
-      if (conn_)
-        pool_->give_back(std::move(conn_));
+      if (conn_) pool_->give_back(std::move(conn_));
     }
     pqxx::connection& operator*() { return *conn_; }
     pqxx::connection* operator->() { return conn_.get(); }
     /// Drops the connection instead of returning it (after a broken link).
-    void discard() { conn_.reset(); pool_->forget(); }
+    void discard() {
+      conn_.reset();
+      pool_->forget();
+    }
 
   private:
     connection_pool* pool_;

@@ -22,8 +22,7 @@ std::vector<std::string> direct_predecessor_keys(const domain::plan& p, const st
 /// Flat merge of objects, later keys win.
 void merge_into(json::document& target, const std::string& object_json) {
   auto src = json::parse(object_json);
-  if (!src || !src->IsObject())
-    return;
+  if (!src || !src->IsObject()) return;
   auto& alloc = target.GetAllocator();
   for (auto& m : src->GetObject()) {
     target.RemoveMember(m.name.GetString());
@@ -41,22 +40,22 @@ context_result build_context(pqxx::transaction_base& tx, const claimed_node& n,
   auto preds = direct_predecessor_keys(p, n.node_key);
   // Completed nodes' provider_refs (for $ref) and, for direct predecessors,
   // their latest attempt's artifacts.
-  auto rows = tx.exec_params(
+  static const statement q{
+      "mg_context_nodes",
       "SELECT n.node_key, n.provider_refs::text,"
       " CASE WHEN n.node_key = ANY($2::text[]) THEN COALESCE((SELECT json_agg(json_build_object("
       "   'node_key', n.node_key, 'kind', a.kind, 'attempt_no', a.attempt_no,"
       "   'payload', a.payload) ORDER BY a.created_at) FROM node_artifacts a"
       "   WHERE a.node_id = n.id AND a.attempt_no = n.attempt_no), '[]') ELSE '[]' END::text"
-      " FROM movement_request_nodes n WHERE n.request_id = $1 AND n.node_state = 'COMPLETED'",
-      n.request_id, text_array(preds));
+      " FROM movement_request_nodes n WHERE n.request_id = $1 AND n.node_state = 'COMPLETED'"};
+  auto rows = exec(tx, q, n.request_id, text_array(preds));
   std::map<std::string, std::string> completed_refs;
   json::document provider_context(rapidjson::kObjectType);
   json::document prior(rapidjson::kArrayType);
   for (auto row : rows) {
     std::string key = row[0].c_str();
     completed_refs[key] = row[1].c_str();
-    if (std::find(preds.begin(), preds.end(), key) == preds.end())
-      continue;
+    if (std::find(preds.begin(), preds.end(), key) == preds.end()) continue;
     merge_into(provider_context, row[1].c_str());
     auto artifacts = json::parse_trusted(row[2].c_str(), "artifacts");
     for (auto& a : artifacts.GetArray())

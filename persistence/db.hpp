@@ -17,10 +17,28 @@ std::string text_array(const std::vector<std::string>& items);
 std::vector<std::string> json_string_array(const std::string& json_text);
 
 /// nullptr (SQL NULL) for an empty string, else its characters.
-inline const char* null_if_empty(const std::string& s) { return s.empty() ? nullptr : s.c_str(); }
+inline const char* null_if_empty(const std::string& s) {
+  return s.empty() ? nullptr : s.c_str();
+}
 
 /// Field as string; "" when NULL.
-inline std::string str(const pqxx::field& f) { return f.is_null() ? std::string() : f.c_str(); }
+inline std::string str(const pqxx::field& f) {
+  return f.is_null() ? std::string() : f.c_str();
+}
+
+/// A statement prepared on each connection at its first use there (saves
+/// the parse and plan of every hot query).
+struct statement {
+  std::string name;
+  std::string sql;
+};
+
+template <class... Args>
+pqxx::result exec(pqxx::transaction_base& tx, const statement& s, Args&&... args) {
+  // Registering the same definition again is a no-op for libpqxx.
+  tx.conn().prepare(s.name, s.sql);
+  return tx.exec_prepared(s.name, std::forward<Args>(args)...);
+}
 
 /// True for errors after which the connection must be replaced.
 bool is_connection_error(const std::exception& e);

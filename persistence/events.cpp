@@ -10,8 +10,7 @@ void event_batch::node_changed(const std::string& request_state, const std::stri
 }
 
 void event_batch::flush(pqxx::transaction_base& tx) {
-  if (events_.empty())
-    return;
+  if (events_.empty()) return;
   std::vector<std::string> types, states, keys, node_states, data;
   for (auto& e : events_) {
     types.push_back(e.event_type);
@@ -21,7 +20,8 @@ void event_batch::flush(pqxx::transaction_base& tx) {
     data.push_back(e.data);
   }
   // ord keeps the events in the order they happened (seq is a bigserial).
-  tx.exec_params(
+  static const statement q{
+      "mg_write_events",
       "WITH input AS ("
       "  SELECT gen_random_uuid() AS id, clock_timestamp() AS at, t.*"
       "  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[])"
@@ -41,9 +41,9 @@ void event_batch::flush(pqxx::transaction_base& tx) {
       " SELECT ev.id, r.id, ev.event_type, ev.payload, r.callback_url, $7,"
       "   extract(epoch FROM now())::bigint, replace(gen_random_uuid()::text, '-', '')"
       " FROM ev JOIN movement_requests r ON r.id = $1::uuid"
-      " WHERE r.callback_url IS NOT NULL",
-      request_id_, text_array(types), text_array(states), text_array(keys),
-      text_array(node_states), text_array(data), max_attempts_);
+      " WHERE r.callback_url IS NOT NULL"};
+  exec(tx, q, request_id_, text_array(types), text_array(states), text_array(keys),
+       text_array(node_states), text_array(data), max_attempts_);
   events_.clear();
 }
 

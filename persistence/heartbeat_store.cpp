@@ -22,7 +22,8 @@ void seed_heartbeats(pqxx::connection& c, const std::vector<std::string>& worker
 
 void beat(pqxx::connection& c, const heartbeat_key& key, const heartbeat& h) {
   pqxx::nontransaction tx(c);
-  tx.exec_params("INSERT INTO worker_heartbeats (worker_name, runtime_node, network_class,"
+  static const statement q{
+      "mg_beat", "INSERT INTO worker_heartbeats (worker_name, runtime_node, network_class,"
                  " status, last_heartbeat_at, iterations, items_processed, consecutive_errors,"
                  " last_error) VALUES ($1, $2, $3, $4, now(), $5, $6, $7, $8)"
                  " ON CONFLICT (worker_name, runtime_node, network_class) DO UPDATE SET"
@@ -30,9 +31,9 @@ void beat(pqxx::connection& c, const heartbeat_key& key, const heartbeat& h) {
                  " iterations = worker_heartbeats.iterations + EXCLUDED.iterations,"
                  " items_processed = worker_heartbeats.items_processed + EXCLUDED.items_processed,"
                  " consecutive_errors = EXCLUDED.consecutive_errors,"
-                 " last_error = COALESCE(EXCLUDED.last_error, worker_heartbeats.last_error)",
-                 key.worker_name, key.runtime_node, key.network_class, h.status, h.iterations,
-                 h.items, h.consecutive_errors, null_if_empty(h.last_error));
+                 " last_error = COALESCE(EXCLUDED.last_error, worker_heartbeats.last_error)"};
+  exec(tx, q, key.worker_name, key.runtime_node, key.network_class, h.status, h.iterations, h.items,
+       h.consecutive_errors, null_if_empty(h.last_error));
 }
 
 } // namespace mg::db

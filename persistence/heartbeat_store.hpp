@@ -20,7 +20,7 @@ void seed_heartbeats(pqxx::connection& c, const std::vector<std::string>& worker
                      const std::string& network_class);
 
 struct heartbeat {
-  std::string status; // running | backing_off | stopped
+  std::string status;  // running | backing_off | stopped
   long iterations = 0; // since the last beat
   long items = 0;      // since the last beat
   int consecutive_errors = 0;

@@ -16,11 +16,10 @@ create_result create_request(pqxx::transaction_base& tx, plan_cache& plans,
                              const create_params& p) {
   auto existing = tx.exec_params("SELECT id FROM movement_requests WHERE idempotency_key = $1",
                                  p.idempotency_key);
-  if (!existing.empty())
-    return {existing[0][0].c_str(), true};
-  int version = p.template_version ? p.template_version : latest_template_version(tx, p.template_key);
-  if (version == 0)
-    throw std::invalid_argument("unknown template " + p.template_key);
+  if (!existing.empty()) return {existing[0][0].c_str(), true};
+  int version =
+      p.template_version ? p.template_version : latest_template_version(tx, p.template_key);
+  if (version == 0) throw std::invalid_argument("unknown template " + p.template_key);
   auto stored = plans.get(tx, p.template_key, version);
   auto r = tx.exec_params(
       "INSERT INTO movement_requests (network_class, template_key, template_version,"
@@ -42,9 +41,11 @@ create_result create_request(pqxx::transaction_base& tx, plan_cache& plans,
     signing.push_back(n.signing_required ? "t" : "f");
   }
   tx.exec_params(
-      "INSERT INTO movement_request_nodes (request_id, position, node_key, node_kind,"
-      " action_type, executor_key, signer_key, side_effect, signing_required, node_state)"
-      " SELECT $1::uuid, ord - 1, k, kind, t, e, NULLIF(s, ''), se, sr, 'BLOCKED'"
+      "INSERT INTO movement_request_nodes (request_id, request_created_at, position, node_key,"
+      " node_kind, action_type, executor_key, signer_key, side_effect, signing_required,"
+      " node_state)"
+      " SELECT $1::uuid, (SELECT created_at FROM movement_requests WHERE id = $1::uuid), ord - 1,"
+      " k, kind, t, e, NULLIF(s, ''), se, sr, 'BLOCKED'"
       " FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bool[],"
       "             $8::bool[]) WITH ORDINALITY AS u(k, kind, t, e, s, se, sr, ord)",
       id, text_array(keys), text_array(kinds), text_array(types), text_array(executors),
@@ -68,13 +69,12 @@ struct locked_request {
 };
 
 std::optional<locked_request> lock_request(pqxx::transaction_base& tx, const std::string& id) {
-  auto r = tx.exec_params(
-      "SELECT request_state, dispatch_paused, attention_raised, needs_reconcile,"
-      " to_json(current_frontier)::text, template_key, template_version"
-      " FROM movement_requests WHERE id = $1 FOR UPDATE",
-      id);
-  if (r.empty())
-    return std::nullopt;
+  static const statement q{"mg_lock_request",
+                           "SELECT request_state, dispatch_paused, attention_raised,"
+                           " needs_reconcile, to_json(current_frontier)::text, template_key,"
+                           " template_version FROM movement_requests WHERE id = $1 FOR UPDATE"};
+  auto r = exec(tx, q, id);
+  if (r.empty()) return std::nullopt;
   auto row = r[0];
   return locked_request{*domain::parse_request_state(row[0].c_str()),
                         row[1].as<bool>(),
@@ -86,11 +86,12 @@ std::optional<locked_request> lock_request(pqxx::transaction_base& tx, const std
 }
 
 std::vector<domain::node_view> lock_nodes(pqxx::transaction_base& tx, const std::string& id) {
-  auto r = tx.exec_params(
+  static const statement q{
+      "mg_lock_nodes",
       "SELECT node_key, node_state, COALESCE(error_code, ''),"
       " COALESCE(extract(epoch FROM clock_timestamp() - unknown_since)::float8, 0)"
-      " FROM movement_request_nodes WHERE request_id = $1 ORDER BY position FOR UPDATE",
-      id);
+      " FROM movement_request_nodes WHERE request_id = $1 ORDER BY position FOR UPDATE"};
+  auto r = exec(tx, q, id);
   std::vector<domain::node_view> nodes;
   for (auto row : r)
     nodes.push_back({row[0].c_str(), *domain::parse_node_state(row[1].c_str()), row[2].c_str(),
@@ -145,13 +146,12 @@ reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plan
                                     const reconcile_settings& settings) {
   reconcile_outcome out;
   auto req = lock_request(tx, request_id);
-  if (!req)
-    return out;
+  if (!req) return out;
   out.found = true;
   out.request_state = std::string(domain::to_string(req->state));
   if (!domain::is_active(req->state)) {
-    out.terminal = domain::is_terminal(req->state) ||
-                   req->state == request_state::manual_intervention;
+    out.terminal =
+        domain::is_terminal(req->state) || req->state == request_state::manual_intervention;
     if (req->needs_reconcile)
       tx.exec_params("UPDATE movement_requests SET needs_reconcile = false WHERE id = $1",
                      request_id);
@@ -172,16 +172,15 @@ reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plan
   std::string state_name(domain::to_string(state));
   out.request_state = state_name;
   out.terminal = domain::is_terminal(state) || state == request_state::manual_intervention;
-  if (!out.changed && !req->needs_reconcile)
-    return out;
+  if (!out.changed && !req->needs_reconcile) return out;
 
   event_batch events(request_id, settings.callback_max_attempts);
   if (!actions.activate.empty()) {
-    tx.exec_params("UPDATE movement_request_nodes SET node_state = 'READY',"
-                   " updated_at = clock_timestamp()"
-                   " WHERE request_id = $1 AND node_key = ANY($2::text[])"
-                   " AND node_state = 'BLOCKED'",
-                   request_id, text_array(actions.activate));
+    static const statement activate{"mg_activate_nodes",
+                                    "UPDATE movement_request_nodes SET node_state = 'READY',"
+                                    " updated_at = clock_timestamp() WHERE request_id = $1"
+                                    " AND node_key = ANY($2::text[]) AND node_state = 'BLOCKED'"};
+    exec(tx, activate, request_id, text_array(actions.activate));
     for (auto& key : actions.activate)
       events.node_changed(state_name, key, "READY");
     out.activated = static_cast<int>(actions.activate.size());
@@ -196,11 +195,13 @@ reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plan
     events.add({"request_attention", state_name, "", "", attention_data(actions.attention)});
   if (actions.frontier_changed)
     events.add({"frontier_advanced", state_name, "", "", frontier_data(actions.frontier)});
-  tx.exec_params("UPDATE movement_requests SET request_state = $2, dispatch_paused = $3,"
-                 " attention_raised = $4, current_frontier = $5::text[],"
-                 " needs_reconcile = false, updated_at = clock_timestamp() WHERE id = $1",
-                 request_id, state_name, actions.dispatch_paused, actions.attention_raised,
-                 text_array(actions.frontier));
+  static const statement update_request{
+      "mg_reconciled_request",
+      "UPDATE movement_requests SET request_state = $2, dispatch_paused = $3,"
+      " attention_raised = $4, current_frontier = $5::text[], needs_reconcile = false,"
+      " updated_at = clock_timestamp() WHERE id = $1"};
+  exec(tx, update_request, request_id, state_name, actions.dispatch_paused,
+       actions.attention_raised, text_array(actions.frontier));
   events.flush(tx);
   return out;
 }
@@ -212,8 +213,7 @@ approve_result approve_request(pqxx::transaction_base& tx, plan_cache& plans,
   auto r = tx.exec_params("SELECT request_state, expires_at > clock_timestamp()"
                           " FROM movement_requests WHERE id = $1 FOR UPDATE",
                           request_id);
-  if (r.empty())
-    return out;
+  if (r.empty()) return out;
   if (std::string(r[0][0].c_str()) != "PENDING_APPROVAL") {
     out.status = approve_status::conflict;
     return out;
@@ -266,18 +266,18 @@ std::optional<request_snapshot> load_request(pqxx::transaction_base& tx,
   auto r = tx.exec_params("SELECT id, request_state, to_json(current_frontier)::text,"
                           " dispatch_paused, needs_reconcile FROM movement_requests WHERE id = $1",
                           request_id);
-  if (r.empty())
-    return std::nullopt;
+  if (r.empty()) return std::nullopt;
   request_snapshot s;
   s.id = r[0][0].c_str();
   s.request_state = r[0][1].c_str();
   s.frontier = json_string_array(r[0][2].c_str());
   s.dispatch_paused = r[0][3].as<bool>();
   s.needs_reconcile = r[0][4].as<bool>();
-  auto nodes = tx.exec_params("SELECT node_key, action_type, node_state, attempt_no,"
-                              " COALESCE(error_code, ''), provider_refs::text"
-                              " FROM movement_request_nodes WHERE request_id = $1 ORDER BY position",
-                              request_id);
+  auto nodes =
+      tx.exec_params("SELECT node_key, action_type, node_state, attempt_no,"
+                     " COALESCE(error_code, ''), provider_refs::text"
+                     " FROM movement_request_nodes WHERE request_id = $1 ORDER BY position",
+                     request_id);
   for (auto row : nodes)
     s.nodes.push_back({row[0].c_str(), row[1].c_str(), row[2].c_str(), row[3].as<int>(),
                        row[4].c_str(), row[5].c_str()});

@@ -31,8 +31,7 @@ struct create_result {
 /// the request_created event. An existing idempotency key returns that
 /// request with deduplicated = true. Throws std::invalid_argument for an
 /// unknown template.
-create_result create_request(pqxx::transaction_base& tx, plan_cache& plans,
-                             const create_params& p);
+create_result create_request(pqxx::transaction_base& tx, plan_cache& plans, const create_params& p);
 
 struct reconcile_settings {
   double unknown_escalate_seconds = 900;

@@ -52,11 +52,11 @@ claimed_node to_claimed(const pqxx::row& r) {
 
 /// The libpqxx 6.4.5 subtransaction never sends its SAVEPOINT for
 /// exec_params, so the miss-only savepoint is plain SQL.
-std::optional<claimed_node> claim_under_savepoint(pqxx::transaction_base& tx,
-                                                  const std::string& sql, const std::string& id,
+std::optional<claimed_node> claim_under_savepoint(pqxx::transaction_base& tx, const statement& q,
+                                                  const std::string& id,
                                                   const std::string& network_class) {
   tx.exec("SAVEPOINT claim");
-  auto r = tx.exec_params(sql, id, network_class);
+  auto r = exec(tx, q, id, network_class);
   if (r.empty()) {
     tx.exec("ROLLBACK TO SAVEPOINT claim");
     return std::nullopt;
@@ -75,14 +75,15 @@ constexpr const char* due_predicate =
 std::vector<std::string> dispatch_candidates(pqxx::transaction_base& tx,
                                              const std::string& network_class,
                                              const std::vector<std::string>& exclude, int limit) {
-  auto r = tx.exec_params(
+  static const statement q{
+      "mg_dispatch_candidates",
       "SELECT n.id FROM movement_request_nodes n"
       " JOIN movement_requests r ON r.id = n.request_id"
       " WHERE n.node_state = 'READY' AND n.action_type NOT LIKE 'manual\\_%'"
       "   AND r.request_state IN ('APPROVED', 'EXECUTING') AND r.network_class = $1"
       "   AND NOT r.dispatch_paused AND n.id <> ALL($2::uuid[])"
-      " ORDER BY r.created_at, n.position LIMIT $3",
-      network_class, text_array(exclude), limit);
+      " ORDER BY n.request_created_at, n.position LIMIT $3"};
+  auto r = exec(tx, q, network_class, text_array(exclude), limit);
   std::vector<std::string> ids;
   for (auto row : r)
     ids.emplace_back(row[0].c_str());
@@ -91,23 +92,25 @@ std::vector<std::string> dispatch_candidates(pqxx::transaction_base& tx,
 
 std::optional<claimed_node> claim_for_dispatch(pqxx::transaction_base& tx, const std::string& id,
                                                const std::string& network_class) {
-  static const std::string sql =
+  static const statement q{
+      "mg_claim_dispatch",
       std::string("SELECT ") + node_columns +
-      " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
-      " WHERE n.id = $1 AND n.node_state = 'READY' AND n.action_type NOT LIKE 'manual\\_%'"
-      "   AND r.request_state IN ('APPROVED', 'EXECUTING') AND r.network_class = $2"
-      "   AND NOT r.dispatch_paused"
-      " FOR UPDATE OF n, r SKIP LOCKED";
-  return claim_under_savepoint(tx, sql, id, network_class);
+          " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
+          " WHERE n.id = $1 AND n.node_state = 'READY' AND n.action_type NOT LIKE 'manual\\_%'"
+          "   AND r.request_state IN ('APPROVED', 'EXECUTING') AND r.network_class = $2"
+          "   AND NOT r.dispatch_paused"
+          " FOR UPDATE OF n, r SKIP LOCKED"};
+  return claim_under_savepoint(tx, q, id, network_class);
 }
 
 std::vector<std::string> observe_candidates(pqxx::transaction_base& tx,
                                             const std::string& network_class, int limit) {
-  static const std::string sql =
-      std::string("SELECT n.id FROM movement_request_nodes n"
-                  " JOIN movement_requests r ON r.id = n.request_id WHERE") +
-      due_predicate + " ORDER BY r.created_at, n.position LIMIT $1";
-  auto r = tx.exec_params(sql, limit, network_class);
+  static const statement q{"mg_observe_candidates",
+                           std::string("SELECT n.id FROM movement_request_nodes n"
+                                       " JOIN movement_requests r ON r.id = n.request_id WHERE") +
+                               due_predicate +
+                               " ORDER BY n.request_created_at, n.position LIMIT $1"};
+  auto r = exec(tx, q, limit, network_class);
   std::vector<std::string> ids;
   for (auto row : r)
     ids.emplace_back(row[0].c_str());
@@ -116,34 +119,31 @@ std::vector<std::string> observe_candidates(pqxx::transaction_base& tx,
 
 std::optional<double> next_observe_due_in(pqxx::transaction_base& tx,
                                           const std::string& network_class) {
-  auto r = tx.exec_params(
+  static const statement q{
+      "mg_next_observe_due",
       "SELECT GREATEST(0, extract(epoch FROM min(n.next_observe_at) - clock_timestamp()))::float8"
       " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
       " WHERE n.node_state IN ('SUBMITTED', 'OBSERVING') AND r.request_state = 'EXECUTING'"
-      " AND r.network_class = $1",
-      network_class);
-  if (r[0][0].is_null())
-    return std::nullopt;
+      " AND r.network_class = $1"};
+  auto r = exec(tx, q, network_class);
+  if (r[0][0].is_null()) return std::nullopt;
   return r[0][0].as<double>();
 }
 
 std::optional<claimed_node> claim_for_observe(pqxx::transaction_base& tx, const std::string& id,
                                               const std::string& network_class) {
-  static const std::string sql =
-      std::string("SELECT ") + node_columns +
-      " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
-      " WHERE n.id = $1 AND" +
-      due_predicate + " FOR UPDATE OF n, r SKIP LOCKED";
-  return claim_under_savepoint(tx, sql, id, network_class);
+  static const statement q{"mg_claim_observe",
+                           std::string("SELECT ") + node_columns +
+                               " FROM movement_request_nodes n JOIN movement_requests r"
+                               " ON r.id = n.request_id WHERE n.id = $1 AND" +
+                               due_predicate + " FOR UPDATE OF n, r SKIP LOCKED"};
+  return claim_under_savepoint(tx, q, id, network_class);
 }
 
 int recovery_lane(const std::string& action_type) {
-  if (action_type.find("ccip") != std::string::npos)
-    return 0;
-  if (action_type.find("stargate") != std::string::npos)
-    return 1;
-  if (action_type.rfind("cex_", 0) == 0)
-    return 2;
+  if (action_type.find("ccip") != std::string::npos) return 0;
+  if (action_type.find("stargate") != std::string::npos) return 1;
+  if (action_type.rfind("cex_", 0) == 0) return 2;
   return 3;
 }
 
@@ -160,7 +160,8 @@ std::vector<claimed_node> claim_for_recovery(pqxx::transaction_base& tx,
   };
   const int per_arm = std::max(1, limits.batch / 4);
   std::vector<claimed_node> out;
-  for (auto* lane : lanes) {
+  for (int i = 0; i < 4; ++i) {
+    auto* lane = lanes[i];
     auto sql = std::string("SELECT ") + node_columns +
                " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
                " WHERE r.request_state = 'EXECUTING' AND r.network_class = $1 AND (" +
@@ -171,8 +172,8 @@ std::vector<claimed_node> claim_for_recovery(pqxx::transaction_base& tx,
                "    OR (n.node_state = 'SUBMITTING'"
                "        AND n.claimed_at <= clock_timestamp() - make_interval(secs => $3)))"
                " ORDER BY n.updated_at LIMIT $4 FOR UPDATE OF n, r SKIP LOCKED";
-    auto r = tx.exec_params(sql, network_class, limits.unknown_escalate_seconds,
-                            limits.submitting_grace_seconds, per_arm);
+    auto r = exec(tx, statement{"mg_recovery_arm_" + std::to_string(i), sql}, network_class,
+                  limits.unknown_escalate_seconds, limits.submitting_grace_seconds, per_arm);
     for (auto row : r)
       out.push_back(to_claimed(row));
   }
@@ -190,15 +191,17 @@ update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node&
                            std::string(domain::to_string(to)));
   fx.needs_reconcile = changes_state && domain::affects_reconcile(from, to);
   fx.pauses_dispatch = to == node_state::failed || to == node_state::unknown;
+  static const statement flag_request{
+      "mg_flag_request",
+      "UPDATE movement_requests SET needs_reconcile = needs_reconcile OR $2,"
+      " dispatch_paused = dispatch_paused OR $3, updated_at = clock_timestamp() WHERE id = $1"};
   if (fx.needs_reconcile || fx.pauses_dispatch)
-    tx.exec_params("UPDATE movement_requests SET needs_reconcile = needs_reconcile OR $2,"
-                   " dispatch_paused = dispatch_paused OR $3, updated_at = clock_timestamp()"
-                   " WHERE id = $1",
-                   n.request_id, fx.needs_reconcile, fx.pauses_dispatch);
+    exec(tx, flag_request, n.request_id, fx.needs_reconcile, fx.pauses_dispatch);
   const char* token = u.token == claim_token_change::keep     ? "keep"
                       : u.token == claim_token_change::rotate ? "rotate"
                                                               : "clear";
-  auto r = tx.exec_params(
+  static const statement update_node{
+      "mg_update_node",
       "UPDATE movement_request_nodes SET node_state = $4,"
       " provider_state = COALESCE($5, provider_state),"
       " provider_refs = provider_refs || COALESCE($6::jsonb, '{}'::jsonb),"
@@ -214,12 +217,13 @@ update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node&
       "   WHEN 'rotate' THEN gen_random_uuid() ELSE NULL END,"
       " updated_at = clock_timestamp()"
       " WHERE id = $1 AND attempt_no = $2 AND claim_token IS NOT DISTINCT FROM $3::uuid"
-      " RETURNING id",
-      n.id, n.attempt_no, null_if_empty(n.claim_token), std::string(domain::to_string(to)),
-      u.provider_state ? u.provider_state->c_str() : nullptr,
+      " RETURNING id"};
+  auto r = exec(
+      tx, update_node, n.id, n.attempt_no, null_if_empty(n.claim_token),
+      std::string(domain::to_string(to)), u.provider_state ? u.provider_state->c_str() : nullptr,
       u.provider_refs ? u.provider_refs->c_str() : nullptr,
-      u.provider_ref_id ? null_if_empty(*u.provider_ref_id) : nullptr,
-      null_if_empty(u.error_code), null_if_empty(u.error_detail),
+      u.provider_ref_id ? null_if_empty(*u.provider_ref_id) : nullptr, null_if_empty(u.error_code),
+      null_if_empty(u.error_detail),
       u.next_observe_in_seconds ? std::to_string(*u.next_observe_in_seconds).c_str() : nullptr,
       u.observed, token);
   fx.applied = !r.empty();
@@ -227,27 +231,28 @@ update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node&
     throw stale_write("node " + n.id + " attempt " + std::to_string(n.attempt_no) +
                       " no longer holds its claim");
   if (changes_state)
-    events.node_changed(n.request_state, n.node_key, std::string(domain::to_string(to)),
-                        u.error_code.empty() ? "{}"
-                                             : "{\"error_code\":" + json::quote(u.error_code) + "}");
+    events.node_changed(
+        n.request_state, n.node_key, std::string(domain::to_string(to)),
+        u.error_code.empty() ? "{}" : "{\"error_code\":" + json::quote(u.error_code) + "}");
   return fx;
 }
 
 void add_artifact(pqxx::transaction_base& tx, const std::string& node_id, int attempt_no,
                   const std::string& kind, const std::string& payload_json,
                   const std::string& payload_hash) {
-  tx.exec_params("INSERT INTO node_artifacts (node_id, attempt_no, kind, payload, payload_hash)"
-                 " VALUES ($1, $2, $3, $4::jsonb, $5)",
-                 node_id, attempt_no, kind, payload_json, null_if_empty(payload_hash));
+  static const statement q{"mg_add_artifact",
+                           "INSERT INTO node_artifacts (node_id, attempt_no, kind, payload,"
+                           " payload_hash) VALUES ($1, $2, $3, $4::jsonb, $5)"};
+  exec(tx, q, node_id, attempt_no, kind, payload_json, null_if_empty(payload_hash));
 }
 
-void add_generated_artifacts(pqxx::transaction_base& tx, const std::string& node_id,
-                             int attempt_no, const std::string& artifacts_json) {
-  if (artifacts_json.empty() || artifacts_json == "[]")
-    return;
-  tx.exec_params("INSERT INTO node_artifacts (node_id, attempt_no, kind, payload)"
-                 " SELECT $1, $2, 'generated', a FROM jsonb_array_elements($3::jsonb) a",
-                 node_id, attempt_no, artifacts_json);
+void add_generated_artifacts(pqxx::transaction_base& tx, const std::string& node_id, int attempt_no,
+                             const std::string& artifacts_json) {
+  if (artifacts_json.empty() || artifacts_json == "[]") return;
+  static const statement q{"mg_add_generated",
+                           "INSERT INTO node_artifacts (node_id, attempt_no, kind, payload)"
+                           " SELECT $1, $2, 'generated', a FROM jsonb_array_elements($3::jsonb) a"};
+  exec(tx, q, node_id, attempt_no, artifacts_json);
 }
 
 } // namespace mg::db

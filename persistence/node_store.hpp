@@ -2,8 +2,8 @@
 // Node claims (reference lookup queries + SPEC §1 filters) and the
 // conditional writes that follow provider I/O.
 #include <optional>
-#include <stdexcept>
 #include <pqxx/pqxx>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -126,7 +126,7 @@ void add_artifact(pqxx::transaction_base& tx, const std::string& node_id, int at
                   const std::string& payload_hash = {});
 
 /// Each element of a JSON array of generated artifacts becomes a row.
-void add_generated_artifacts(pqxx::transaction_base& tx, const std::string& node_id,
-                             int attempt_no, const std::string& artifacts_json);
+void add_generated_artifacts(pqxx::transaction_base& tx, const std::string& node_id, int attempt_no,
+                             const std::string& artifacts_json);
 
 } // namespace mg::db

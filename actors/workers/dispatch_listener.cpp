@@ -12,10 +12,11 @@ struct dispatch_listener::receiver : pqxx::notification_receiver {
   int& count_;
 };
 
-dispatch_listener::dispatch_listener(std::string database_url)
-    : url_(std::move(database_url)) {}
+dispatch_listener::dispatch_listener(std::string database_url) : url_(std::move(database_url)) {}
 
-dispatch_listener::~dispatch_listener() { drop(); }
+dispatch_listener::~dispatch_listener() {
+  drop();
+}
 
 void dispatch_listener::drop() {
   receiver_.reset();

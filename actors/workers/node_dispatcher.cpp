@@ -7,6 +7,7 @@
 #include "domain/json.hpp"
 #include "domain/timing.hpp"
 #include "persistence/context_loader.hpp"
+#include "persistence/db.hpp"
 #include "persistence/node_store.hpp"
 
 namespace mg::workers {
@@ -16,6 +17,7 @@ using domain::node_state;
 namespace {
 
 constexpr int candidate_window = 8;
+constexpr double busy_retry_seconds = 0.005;
 
 /// Everything the submit step needs once the claim transaction committed.
 struct ready_to_submit {
@@ -26,17 +28,16 @@ struct ready_to_submit {
   domain::executor* executor = nullptr;
 };
 
-std::optional<db::claimed_node> claim_next(pqxx::work& tx, const std::string& network_class) {
-  std::vector<std::string> tried;
+/// `tried` comes back non-empty when candidates existed but were locked.
+std::optional<db::claimed_node> claim_next(pqxx::work& tx, const std::string& network_class,
+                                           std::vector<std::string>& tried) {
   for (;;) {
     auto ids = db::dispatch_candidates(tx, network_class, tried, candidate_window);
     for (auto& id : ids) {
-      if (auto hit = db::claim_for_dispatch(tx, id, network_class))
-        return hit;
+      if (auto hit = db::claim_for_dispatch(tx, id, network_class)) return hit;
       tried.push_back(id);
     }
-    if (static_cast<int>(ids.size()) < candidate_window)
-      return std::nullopt;
+    if (static_cast<int>(ids.size()) < candidate_window) return std::nullopt;
   }
 }
 
@@ -50,8 +51,7 @@ void settle_in_claim(pqxx::work& tx, const db::claimed_node& n, node_state next,
   u.error_code = error_code;
   u.error_detail = detail;
   auto fx = db::apply_node_update(tx, n, u, events);
-  if (fx.needs_reconcile)
-    out.reconcile.push_back(n.request_id);
+  if (fx.needs_reconcile) out.reconcile.push_back(n.request_id);
   log::info("node settled at dispatch", {{"node_id", n.id},
                                          {"node_key", n.node_key},
                                          {"state", domain::to_string(next)},
@@ -60,11 +60,11 @@ void settle_in_claim(pqxx::work& tx, const db::claimed_node& n, node_state next,
 }
 
 void mark_executing(pqxx::work& tx, db::claimed_node& n, db::event_batch& events) {
-  if (n.request_state != "APPROVED")
-    return;
-  tx.exec_params("UPDATE movement_requests SET request_state = 'EXECUTING',"
-                 " updated_at = clock_timestamp() WHERE id = $1",
-                 n.request_id);
+  if (n.request_state != "APPROVED") return;
+  static const db::statement q{"mg_mark_executing",
+                               "UPDATE movement_requests SET request_state = 'EXECUTING',"
+                               " updated_at = clock_timestamp() WHERE id = $1"};
+  db::exec(tx, q, n.request_id);
   n.request_state = "EXECUTING";
   events.add({"request_executing", "EXECUTING", "", "", "{}"});
 }
@@ -87,8 +87,7 @@ domain::sign_request build_sign_request(const domain::execution_context& ctx,
     r.intent.amount = json::get_string(*intent, "amount");
     r.intent.destination = json::get_string(*intent, "destination");
   }
-  if (params)
-    r.intent.chain_family = json::get_string(*params, "chain_family", "evm");
+  if (params) r.intent.chain_family = json::get_string(*params, "chain_family", "evm");
   r.intent.allowed_payload_hash = a.payload_hash;
   r.payload_format = a.payload_format;
   r.payload = a.payload;
@@ -113,11 +112,9 @@ std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, con
   if (stored->graph_hash != n.compiled_plan_hash)
     return fail("PLAN_HASH_DRIFT", "template hash no longer matches the request's plan hash");
   auto built = db::build_context(tx, n, *stored, n.attempt_no + 1);
-  if (!built.ok)
-    return fail(built.error_code, built.error_detail);
+  if (!built.ok) return fail(built.error_code, built.error_detail);
   auto* executor = e.providers.find_executor(n.executor_key);
-  if (!executor)
-    return fail("EXECUTOR_NOT_FOUND", "no executor '" + n.executor_key + "'");
+  if (!executor) return fail("EXECUTOR_NOT_FOUND", "no executor '" + n.executor_key + "'");
 
   n.node_state = "PREPARING"; // lives only inside this transaction
   ready_to_submit r{n, std::move(built.ctx), {}, std::nullopt, executor};
@@ -132,8 +129,7 @@ std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, con
   }
   try {
     auto action = executor->prepare(r.ctx);
-    if (!action)
-      return fail("PREPARE_EMPTY", "executor prepared no action");
+    if (!action) return fail("PREPARE_EMPTY", "executor prepared no action");
     r.action = std::move(*action);
   } catch (const std::exception& ex) {
     return fail("PREPARE_ERROR", ex.what());
@@ -149,8 +145,7 @@ std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, con
     if (n.signer_key.empty())
       return fail("NO_SIGNER_BINDING", "node requires signing but names no signer");
     auto* signer = e.providers.find_signer(n.signer_key);
-    if (!signer)
-      return fail("SIGNER_NOT_FOUND", "no signer '" + n.signer_key + "'");
+    if (!signer) return fail("SIGNER_NOT_FOUND", "no signer '" + n.signer_key + "'");
     try {
       r.signature = signer->sign(build_sign_request(r.ctx, r.action));
     } catch (const std::exception& ex) {
@@ -158,14 +153,18 @@ std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, con
     }
     db::add_artifact(tx, n.id, attempt, "sign_result", sign_result_json(*r.signature));
   }
-  auto row = tx.exec_params1(
+  static const db::statement submitting{
+      "mg_write_submitting",
       "UPDATE movement_request_nodes SET node_state = 'SUBMITTING', attempt_no = $2,"
       " claim_token = gen_random_uuid(), idempotency_key = $3, started_at = clock_timestamp(),"
       " claimed_by = $4, claimed_at = clock_timestamp(), ever_submitted = true,"
       " error_code = NULL, error_detail = NULL, next_observe_at = NULL,"
       " updated_at = clock_timestamp() WHERE id = $1 AND node_state = 'READY'"
-      " RETURNING claim_token::text",
-      n.id, attempt, r.ctx.idempotency_key, e.settings.runtime_node);
+      " RETURNING claim_token::text"};
+  auto rows =
+      db::exec(tx, submitting, n.id, attempt, r.ctx.idempotency_key, e.settings.runtime_node);
+  if (rows.empty()) throw std::logic_error("claimed node " + n.id + " was not READY");
+  auto row = rows[0];
   r.node.node_state = "SUBMITTING";
   r.node.attempt_no = attempt;
   r.node.claim_token = row[0].c_str();
@@ -191,8 +190,7 @@ domain::step_result call_submit(const ready_to_submit& r) {
 }
 
 std::string step_result_json(const domain::step_result& s) {
-  return "{\"next_state\":" +
-         json::quote(s.next_state ? domain::to_string(*s.next_state) : "") +
+  return "{\"next_state\":" + json::quote(s.next_state ? domain::to_string(*s.next_state) : "") +
          ",\"provider_state\":" + json::quote(s.provider_state) +
          ",\"provider_ref_id\":" + json::quote(s.provider_ref_id) +
          ",\"provider_refs\":" + (s.provider_refs.empty() ? "{}" : s.provider_refs) +
@@ -217,9 +215,9 @@ void commit_submit_result(pqxx::connection& c, const ready_to_submit& r,
   db::add_generated_artifacts(tx, r.node.id, r.node.attempt_no, s.generated_artifacts);
   events.flush(tx);
   tx.commit();
-  if (fx.needs_reconcile)
-    out.reconcile.push_back(r.node.request_id);
-  out.wake_observer |= u.next_state == node_state::submitted || u.next_state == node_state::observing;
+  if (fx.needs_reconcile) out.reconcile.push_back(r.node.request_id);
+  out.wake_observer |=
+      u.next_state == node_state::submitted || u.next_state == node_state::observing;
 }
 
 /// SPEC §1: a result commit that fails on a lost connection is retried
@@ -237,8 +235,7 @@ void commit_with_retry(db::connection_slot& conn, const ready_to_submit& r,
       log::warn("stale submit result dropped", {{"node_id", r.node.id}, {"detail", ex.what()}});
       return;
     } catch (const std::exception& ex) {
-      if (!db::is_connection_error(ex) || i == attempts)
-        throw;
+      if (!db::is_connection_error(ex) || i == attempts) throw;
       conn.reset();
       log::warn("submit result commit lost its connection; retrying",
                 {{"node_id", r.node.id}, {"try", i}});
@@ -254,9 +251,13 @@ pass_result dispatch_pass(db::connection_slot& conn, const engine& e) {
   std::optional<ready_to_submit> submit;
   {
     pqxx::work tx(conn.get());
-    auto claimed = claim_next(tx, e.settings.network_class);
+    std::vector<std::string> locked;
+    auto claimed = claim_next(tx, e.settings.network_class, locked);
     if (!claimed) {
       tx.commit();
+      // Work exists but its rows are busy (observer or reconcile hold the
+      // request): look again shortly instead of after a full interval.
+      if (!locked.empty()) out.next_due_in_seconds = busy_retry_seconds;
       return out;
     }
     out.processed = 1;
@@ -265,8 +266,7 @@ pass_result dispatch_pass(db::connection_slot& conn, const engine& e) {
     events.flush(tx);
     tx.commit();
   }
-  if (!submit)
-    return out;
+  if (!submit) return out;
   auto result = call_submit(*submit);
   if (result.error_code == domain::fenced_error_code) {
     ++out.stale;

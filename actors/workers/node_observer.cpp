@@ -12,11 +12,12 @@ using domain::node_state;
 
 namespace {
 
+constexpr double busy_retry_seconds = 0.005;
+
 /// timeout_policy.observe_seconds, or 0 when absent.
 double observe_seconds(const domain::plan& p, const std::string& node_key) {
   auto i = p.find(node_key);
-  if (!i)
-    return 0;
+  if (!i) return 0;
   auto policy = json::parse(p.nodes[*i].timeout_policy_json);
   if (!policy || !policy->IsObject() || !policy->HasMember("observe_seconds") ||
       !(*policy)["observe_seconds"].IsNumber())
@@ -25,8 +26,7 @@ double observe_seconds(const domain::plan& p, const std::string& node_key) {
 }
 
 bool timed_out(const db::claimed_node& n, const db::stored_plan& stored, const engine& e) {
-  if (!e.settings.observe_timeout_enforcement_enabled)
-    return false;
+  if (!e.settings.observe_timeout_enforcement_enabled) return false;
   double limit = observe_seconds(stored.plan, n.node_key);
   return limit > 0 && n.seconds_since_started > limit;
 }
@@ -37,8 +37,7 @@ db::node_update update_from(const db::claimed_node& n, const domain::step_result
   u.next_state = r.next_state.value_or(current);
   u.provider_state = r.provider_state;
   u.provider_refs = r.provider_refs;
-  if (!r.provider_ref_id.empty())
-    u.provider_ref_id = r.provider_ref_id;
+  if (!r.provider_ref_id.empty()) u.provider_ref_id = r.provider_ref_id;
   u.error_code = r.error_code;
   u.error_detail = r.error_detail;
   u.observed = true;
@@ -55,8 +54,7 @@ std::string proof_json(const domain::step_result& r) {
 }
 
 /// Observes one claimed node inside `tx` (the claim's transaction).
-void observe_claimed(pqxx::work& tx, const db::claimed_node& n, const engine& e,
-                     pass_result& out) {
+void observe_claimed(pqxx::work& tx, const db::claimed_node& n, const engine& e, pass_result& out) {
   db::event_batch events(n.request_id, e.settings.callback_max_attempts);
   auto stored = e.plans.get(tx, n.template_key, n.template_version);
   db::node_update u;
@@ -70,8 +68,7 @@ void observe_claimed(pqxx::work& tx, const db::claimed_node& n, const engine& e,
     auto* executor = e.providers.find_executor(n.executor_key);
     domain::step_result r;
     try {
-      if (!executor)
-        throw domain::executor_error("no executor '" + n.executor_key + "'");
+      if (!executor) throw domain::executor_error("no executor '" + n.executor_key + "'");
       r = executor->observe(built.ctx);
     } catch (const std::exception& ex) {
       // Could not ask: keep the state, ask again after the usual interval.
@@ -87,10 +84,8 @@ void observe_claimed(pqxx::work& tx, const db::claimed_node& n, const engine& e,
   }
   auto fx = db::apply_node_update(tx, n, u, events);
   events.flush(tx);
-  if (fx.needs_reconcile)
-    out.reconcile.push_back(n.request_id);
-  if (u.next_observe_in_seconds && *u.next_observe_in_seconds == 0)
-    out.wake_observer = true;
+  if (fx.needs_reconcile) out.reconcile.push_back(n.request_id);
+  if (u.next_observe_in_seconds && *u.next_observe_in_seconds == 0) out.wake_observer = true;
 }
 
 } // namespace
@@ -110,6 +105,7 @@ pass_result observe_pass(db::connection_slot& conn, const engine& e) {
     auto claimed = db::claim_for_observe(tx, id, e.settings.network_class);
     if (!claimed) {
       tx.commit();
+      out.next_due_in_seconds = busy_retry_seconds; // its request is busy: look again soon
       continue;
     }
     ++out.processed;

@@ -17,9 +17,9 @@ pass_result reconcile_sweep_pass(db::connection_slot& conn, const engine& e) {
   std::vector<std::string> ids;
   {
     pqxx::nontransaction snapshot(conn.get());
-    ids = db::reconcile_sweep_candidates(snapshot, e.settings.network_class,
-                                         e.settings.unknown_escalate_seconds,
-                                         reconcile_sweep_batch);
+    ids =
+        db::reconcile_sweep_candidates(snapshot, e.settings.network_class,
+                                       e.settings.unknown_escalate_seconds, reconcile_sweep_batch);
   }
   for (auto& id : ids) {
     pqxx::work tx(conn.get());

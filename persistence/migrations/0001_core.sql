@@ -75,6 +75,9 @@ CREATE INDEX movement_requests_state_created ON movement_requests (request_state
 CREATE TABLE movement_request_nodes (
   id               uuid PRIMARY KEY DEFAULT gen_random_uuid(),
   request_id       uuid NOT NULL REFERENCES movement_requests ON DELETE CASCADE,
+  -- the request's created_at (immutable), so FIFO claims can walk an index
+  -- of READY nodes in request order instead of every active request
+  request_created_at timestamptz NOT NULL,
   position         integer NOT NULL,
   node_key         text NOT NULL,
   node_kind        text NOT NULL,
@@ -108,7 +111,7 @@ CREATE TABLE movement_request_nodes (
   UNIQUE (request_id, node_key)
 );
 -- Partial indexes matching the claim predicates exactly.
-CREATE INDEX nodes_dispatch_ready ON movement_request_nodes (request_id)
+CREATE INDEX nodes_dispatch_ready ON movement_request_nodes (request_created_at, position)
   WHERE node_state = 'READY' AND action_type NOT LIKE 'manual\_%';
 CREATE INDEX nodes_observe_due ON movement_request_nodes (next_observe_at, request_id)
   WHERE node_state IN ('SUBMITTED', 'OBSERVING');

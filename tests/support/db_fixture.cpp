@@ -23,8 +23,8 @@ std::string admin_url_from_env() {
 
 std::string random_suffix() {
   std::random_device rd;
-  std::mt19937_64 rng(rd() ^ static_cast<uint64_t>(
-                                  std::chrono::steady_clock::now().time_since_epoch().count()));
+  std::mt19937_64 rng(
+      rd() ^ static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
   return std::to_string(rng() % 1000000000000ULL);
 }
 
@@ -34,7 +34,8 @@ void ensure_template(const std::string& admin_url) {
   auto admin = db::connect(admin_url);
   pqxx::nontransaction tx(*admin);
   tx.exec("SELECT pg_advisory_lock(" + std::to_string(template_lock) + ")");
-  bool exists = !tx.exec_params("SELECT 1 FROM pg_database WHERE datname = $1", template_db).empty();
+  bool exists =
+      !tx.exec_params("SELECT 1 FROM pg_database WHERE datname = $1", template_db).empty();
   if (!exists) {
     tx.exec(std::string("CREATE DATABASE ") + template_db);
     db::migrate(url_for_database(admin_url, template_db), db::bundled_migrations());
@@ -124,8 +125,7 @@ std::string db_fixture::create_and_approve(const std::string& template_key,
                                            const std::string& input_params) {
   auto id = create(template_key, input_params);
   auto r = approve(id);
-  if (r.status != db::approve_status::approved)
-    throw std::runtime_error("approve refused");
+  if (r.status != db::approve_status::approved) throw std::runtime_error("approve refused");
   return id;
 }
 
@@ -140,23 +140,20 @@ db::request_snapshot db_fixture::snapshot(const std::string& id) {
   pqxx::work tx(*other);
   auto s = db::load_request(tx, id);
   tx.commit();
-  if (!s)
-    throw std::runtime_error("no request " + id);
+  if (!s) throw std::runtime_error("no request " + id);
   return *s;
 }
 
 std::string db_fixture::node_state(const std::string& id, const std::string& node_key) {
   for (auto& n : snapshot(id).nodes)
-    if (n.node_key == node_key)
-      return n.node_state;
+    if (n.node_key == node_key) return n.node_state;
   throw std::runtime_error("no node " + node_key);
 }
 
 std::string db_fixture::scalar(const std::string& sql) {
   pqxx::nontransaction tx(*other);
   auto r = tx.exec(sql);
-  if (r.empty() || r[0][0].is_null())
-    return "";
+  if (r.empty() || r[0][0].is_null()) return "";
   return r[0][0].c_str();
 }
 

@@ -1,0 +1,240 @@
+// node_observer on the real database: the next_observe_at gate, retry hint
+// precedence, polls, observation timeouts and the per-node claim.
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "actors/workers/node_dispatcher.hpp"
+#include "actors/workers/node_observer.hpp"
+#include "persistence/db.hpp"
+#include "persistence/node_store.hpp"
+#include "tests/support/db_fixture.hpp"
+
+using namespace mg;
+
+namespace {
+
+std::string one_node(const std::string& key, const std::string& action_type = "chain_transfer",
+                     const std::string& extra = "") {
+  return R"({"template_key": ")" + key + R"(", "version": 1, "nodes": [{"node_key": "a",)" +
+         R"( "action_type": ")" + action_type + R"(", "executor_key": "sim")" +
+         (extra.empty() ? "" : ", " + extra) + "}]}";
+}
+
+std::string node_id(test::db_fixture& f, const std::string& request_id,
+                    const std::string& node_key = "a") {
+  return f.scalar("SELECT id FROM movement_request_nodes WHERE request_id = '" + request_id +
+                  "' AND node_key = '" + node_key + "'");
+}
+
+std::string node_col(test::db_fixture& f, const std::string& id, const std::string& column) {
+  return f.scalar("SELECT " + column + " FROM movement_request_nodes WHERE id = '" + id + "'");
+}
+
+/// Seconds from now until the node's next_observe_at.
+double due_in(test::db_fixture& f, const std::string& id) {
+  return std::stod(f.scalar("SELECT extract(epoch FROM next_observe_at - clock_timestamp())"
+                            " FROM movement_request_nodes WHERE id = '" +
+                            id + "'"));
+}
+
+void make_due(test::db_fixture& f, const std::string& id) {
+  f.exec("UPDATE movement_request_nodes SET next_observe_at = now() - interval '1 second'"
+         " WHERE id = '" +
+         id + "'");
+}
+
+/// Creates, approves and dispatches a one-node request; returns the node id.
+std::string submitted(test::db_fixture& f, const std::string& template_key,
+                      std::string* request_id = nullptr) {
+  auto id = f.create_and_approve(template_key);
+  auto r = workers::dispatch_pass(f.conn, f.engine());
+  BOOST_REQUIRE(r.processed == 1);
+  auto n = node_id(f, id);
+  BOOST_REQUIRE(node_col(f, n, "node_state") == "SUBMITTED");
+  if (request_id)
+    *request_id = id;
+  return n;
+}
+
+bool lock_is_free(const std::string& url, const std::string& sql) {
+  auto c = db::connect(url);
+  pqxx::work t(*c);
+  try {
+    t.exec(sql);
+    return true;
+  } catch (const pqxx::sql_error& e) {
+    BOOST_TEST_MESSAGE("NOWAIT refused: " << e.what());
+    return false;
+  }
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(observe)
+
+BOOST_FIXTURE_TEST_CASE(next_observe_at_is_honoured, test::db_fixture) {
+  add_template(one_node("solo"));
+  auto n = submitted(*this, "solo");
+  exec("UPDATE movement_request_nodes SET next_observe_at = now() + interval '1 hour'"
+       " WHERE id = '" +
+       n + "'");
+  {
+    pqxx::work tx(*other);
+    BOOST_TEST(db::observe_candidates(tx, "devnet", 10).empty());
+    BOOST_TEST(!db::claim_for_observe(tx, n, "devnet").has_value());
+    tx.abort();
+  }
+  auto r = workers::observe_pass(conn, engine());
+  BOOST_TEST(r.processed == 0);
+  BOOST_TEST(node_col(*this, n, "node_state") == "SUBMITTED");
+  BOOST_TEST(node_col(*this, n, "observe_count") == "0");
+  // the pass reports when the node becomes due
+  BOOST_REQUIRE(r.next_due_in_seconds.has_value());
+  BOOST_TEST(std::abs(*r.next_due_in_seconds - 3600) <= 5);
+
+  make_due(*this, n);
+  {
+    pqxx::work tx(*other);
+    BOOST_TEST(db::observe_candidates(tx, "devnet", 10).size() == 1u);
+    tx.abort();
+  }
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 1);
+  BOOST_TEST(node_col(*this, n, "node_state") == "COMPLETED");
+  BOOST_TEST(node_col(*this, n, "observe_count") == "1");
+}
+
+BOOST_FIXTURE_TEST_CASE(retry_hint_precedence, test::db_fixture) {
+  add_template(one_node("hint7", "chain_transfer",
+                        R"("config": {"sim": {"retry_after_seconds": 7, "polls_until_done": 2}})"));
+  add_template(one_node(
+      "cexnull", "cex_withdrawal_status",
+      R"("config": {"sim": {"retry_after_seconds": null, "polls_until_done": 2}})"));
+  add_template(one_node(
+      "othernull", "some_unlisted_action",
+      R"("config": {"sim": {"retry_after_seconds": null, "polls_until_done": 2}})"));
+  add_template(
+      one_node("huge", "chain_transfer",
+               R"("config": {"sim": {"retry_after_seconds": 10000, "polls_until_done": 2}})"));
+  auto h7 = submitted(*this, "hint7");
+  // the submit answer carries the hint too
+  BOOST_TEST(std::abs(due_in(*this, h7) - 7) <= 1);
+  auto cex = submitted(*this, "cexnull");
+  BOOST_TEST(std::abs(due_in(*this, cex) - 5) <= 1);
+  auto other_type = submitted(*this, "othernull");
+  auto huge = submitted(*this, "huge");
+  for (auto& n : {h7, cex, other_type, huge})
+    make_due(*this, n);
+
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 4);
+  for (auto& n : {h7, cex, other_type, huge}) {
+    BOOST_TEST(node_col(*this, n, "node_state") == "OBSERVING");
+    BOOST_TEST(node_col(*this, n, "observe_count") == "1");
+  }
+  BOOST_TEST(std::abs(due_in(*this, h7) - 7) <= 1);
+  BOOST_TEST(std::abs(due_in(*this, cex) - 5) <= 1);
+  BOOST_TEST(std::abs(due_in(*this, other_type) - 10) <= 1);
+  BOOST_TEST(std::abs(due_in(*this, huge) - 600) <= 1);
+  // none of them is due again yet
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(polls_until_done, test::db_fixture) {
+  add_template(
+      one_node("polls", "chain_transfer", R"("config": {"sim": {"polls_until_done": 2}})"));
+  std::string id;
+  auto n = submitted(*this, "polls", &id);
+  const char* expected[] = {"OBSERVING", "OBSERVING", "COMPLETED"};
+  for (int i = 0; i < 3; ++i) {
+    auto r = workers::observe_pass(conn, engine());
+    BOOST_TEST(r.processed == 1, "observation " << i);
+    BOOST_TEST(node_col(*this, n, "node_state") == expected[i], "observation " << i);
+    BOOST_TEST(node_col(*this, n, "observe_count") == std::to_string(i + 1));
+    BOOST_TEST(count("SELECT count(*) FROM node_artifacts WHERE node_id = '" + n +
+                     "' AND kind = 'observe_proof' AND attempt_no = 1") == i + 1);
+    BOOST_TEST(!node_col(*this, n, "last_observed_at").empty());
+  }
+  BOOST_TEST(node_col(*this, n, "provider_refs->>'sim_polls'") == "2");
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 0);
+  reconcile(id);
+  BOOST_TEST(snapshot(id).request_state == "COMPLETED");
+}
+
+BOOST_FIXTURE_TEST_CASE(observation_timeout, test::db_fixture) {
+  add_template(one_node("timed", "chain_transfer",
+                        R"("side_effect": true, "timeout_policy": {"observe_seconds": 1})"));
+  // Enforcement off (the default): a late node is observed normally.
+  BOOST_REQUIRE(!settings.observe_timeout_enforcement_enabled);
+  std::string relaxed;
+  auto n1 = submitted(*this, "timed", &relaxed);
+  exec("UPDATE movement_request_nodes SET started_at = now() - interval '10 seconds'"
+       " WHERE id = '" +
+       n1 + "'");
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 1);
+  BOOST_TEST(node_col(*this, n1, "node_state") == "COMPLETED");
+  BOOST_TEST(node_col(*this, n1, "observe_count") == "1");
+
+  // Enforcement on: UNKNOWN(OBSERVATION_TIMEOUT) without asking the executor.
+  settings.observe_timeout_enforcement_enabled = true;
+  apply_settings();
+  std::string strict;
+  auto n2 = submitted(*this, "timed", &strict);
+  exec("UPDATE movement_request_nodes SET started_at = now() - interval '10 seconds'"
+       " WHERE id = '" +
+       n2 + "'");
+  auto events_before =
+      count("SELECT count(*) FROM movement_events WHERE request_id = '" + strict + "'");
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 1);
+  BOOST_TEST(node_col(*this, n2, "node_state") == "UNKNOWN");
+  BOOST_TEST(node_col(*this, n2, "error_code") == "OBSERVATION_TIMEOUT");
+  BOOST_TEST(node_col(*this, n2, "observe_count") == "0");
+  BOOST_TEST(node_col(*this, n2, "last_observed_at") == "");
+  BOOST_TEST(count("SELECT count(*) FROM node_artifacts WHERE node_id = '" + n2 +
+                   "' AND kind = 'observe_proof'") == 0);
+  BOOST_TEST(!node_col(*this, n2, "unknown_since").empty());
+  BOOST_TEST(scalar("SELECT dispatch_paused FROM movement_requests WHERE id = '" + strict + "'") ==
+             "t");
+  BOOST_TEST(count("SELECT count(*) FROM movement_events WHERE request_id = '" + strict + "'") ==
+             events_before + 1);
+
+  auto r = reconcile(strict);
+  BOOST_TEST(r.request_state == "MANUAL_INTERVENTION");
+  BOOST_TEST(snapshot(strict).request_state == "MANUAL_INTERVENTION");
+  BOOST_TEST(count("SELECT count(*) FROM movement_events WHERE request_id = '" + strict +
+                   "' AND event_type = 'request_attention'") == 1);
+  // settled at once: recovery and the observer leave it alone
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 0);
+  BOOST_TEST(node_col(*this, n2, "node_state") == "UNKNOWN");
+}
+
+BOOST_FIXTURE_TEST_CASE(claim_skips_a_locked_request_and_leaves_no_lock, test::db_fixture) {
+  add_template(one_node("solo"));
+  std::string id;
+  auto n = submitted(*this, "solo", &id);
+  const std::string nowait_node =
+      "SELECT 1 FROM movement_request_nodes WHERE id = '" + n + "' FOR UPDATE NOWAIT";
+
+  auto c3 = db::connect(url);
+  pqxx::work holder(*c3);
+  holder.exec("SELECT 1 FROM movement_requests WHERE id = '" + id + "' FOR UPDATE");
+
+  auto c2 = db::connect(url);
+  {
+    pqxx::work tx2(*c2);
+    BOOST_TEST(db::observe_candidates(tx2, "devnet", 10).size() == 1u); // listed, unlocked
+    BOOST_TEST(!db::claim_for_observe(tx2, n, "devnet").has_value());
+    BOOST_TEST(lock_is_free(url, nowait_node)); // tx2 still open
+    tx2.abort();
+  }
+  // the whole pass skips it, without waiting
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 0);
+  BOOST_TEST(node_col(*this, n, "node_state") == "SUBMITTED");
+  BOOST_TEST(node_col(*this, n, "observe_count") == "0");
+  holder.abort();
+
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 1);
+  BOOST_TEST(node_col(*this, n, "node_state") == "COMPLETED");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,184 @@
+// reconcile_request and approve_request on the real database: activation
+// events, fan-in, idempotence, the needs_reconcile sweep, expiry and
+// double approval.
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+
+#include "actors/workers/node_dispatcher.hpp"
+#include "actors/workers/node_observer.hpp"
+#include "actors/workers/reconcile_sweep.hpp"
+#include "tests/support/db_fixture.hpp"
+
+using namespace mg;
+
+namespace {
+
+// a fans out to b and c, which fan in to d.
+const char* diamond = R"({"template_key": "diamond", "version": 1, "nodes": [
+  {"node_key": "a", "action_type": "chain_transfer", "executor_key": "sim"},
+  {"node_key": "b", "action_type": "chain_transfer", "executor_key": "sim"},
+  {"node_key": "c", "action_type": "chain_transfer", "executor_key": "sim"},
+  {"node_key": "d", "action_type": "chain_transfer", "executor_key": "sim"}],
+  "edges": [["a", "b"], ["a", "c"], ["b", "d"], ["c", "d"]]})";
+
+long events_of(test::db_fixture& f, const std::string& id, const std::string& where = "true") {
+  return f.count("SELECT count(*) FROM movement_events WHERE request_id = '" + id + "' AND " +
+                 where);
+}
+
+std::string node_id(test::db_fixture& f, const std::string& request_id,
+                    const std::string& node_key) {
+  return f.scalar("SELECT id FROM movement_request_nodes WHERE request_id = '" + request_id +
+                  "' AND node_key = '" + node_key + "'");
+}
+
+std::string states(test::db_fixture& f, const std::string& id) {
+  std::string out;
+  for (auto& n : f.snapshot(id).nodes)
+    out += (out.empty() ? "" : ",") + n.node_key + "=" + n.node_state;
+  return out;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(reconcile_db)
+
+BOOST_FIXTURE_TEST_CASE(approval_activates_roots_with_events, test::db_fixture) {
+  add_template(diamond);
+  auto id = create("diamond");
+  BOOST_TEST(states(*this, id) == "a=BLOCKED,b=BLOCKED,c=BLOCKED,d=BLOCKED");
+  auto before = events_of(*this, id);
+
+  auto r = approve(id);
+  BOOST_TEST((r.status == db::approve_status::approved));
+  BOOST_TEST(r.reconciled.activated == 1);
+  BOOST_TEST(states(*this, id) == "a=READY,b=BLOCKED,c=BLOCKED,d=BLOCKED");
+  auto s = snapshot(id);
+  BOOST_TEST(s.request_state == "APPROVED");
+  BOOST_TEST(!s.needs_reconcile);
+  BOOST_TEST((s.frontier == std::vector<std::string>{"a"}));
+  BOOST_TEST(events_of(*this, id, "event_type = 'request_approved'") == 1);
+  BOOST_TEST(events_of(*this, id,
+                       "event_type = 'node_state_changed' AND node_key = 'a'"
+                       " AND payload->>'node_state' = 'READY'") == 1);
+  BOOST_TEST(events_of(*this, id,
+                       "event_type = 'frontier_advanced'"
+                       " AND payload->'data'->'frontier' = '[\"a\"]'::jsonb") == 1);
+  BOOST_TEST(events_of(*this, id) == before + 3);
+
+  // idempotent: a second reconcile changes nothing and writes no event
+  auto again = reconcile(id);
+  BOOST_TEST(!again.changed);
+  BOOST_TEST(again.activated == 0);
+  BOOST_TEST(events_of(*this, id) == before + 3);
+  BOOST_TEST(states(*this, id) == "a=READY,b=BLOCKED,c=BLOCKED,d=BLOCKED");
+}
+
+BOOST_FIXTURE_TEST_CASE(fan_out_fan_in_and_idempotence, test::db_fixture) {
+  add_template(diamond);
+  auto id = create_and_approve("diamond");
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 1);
+  BOOST_TEST(states(*this, id) == "a=COMPLETED,b=BLOCKED,c=BLOCKED,d=BLOCKED");
+  BOOST_TEST(snapshot(id).needs_reconcile);
+
+  auto before = events_of(*this, id);
+  auto r = reconcile(id);
+  BOOST_TEST(r.changed);
+  BOOST_TEST(r.activated == 2);
+  BOOST_TEST(states(*this, id) == "a=COMPLETED,b=READY,c=READY,d=BLOCKED");
+  BOOST_TEST(!snapshot(id).needs_reconcile);
+  BOOST_TEST((snapshot(id).frontier == std::vector<std::string>{"b", "c"}));
+  BOOST_TEST(events_of(*this, id) == before + 3);
+  BOOST_TEST(events_of(*this, id,
+                       "event_type = 'node_state_changed' AND payload->>'node_state' = 'READY'"
+                       " AND node_key IN ('b', 'c')") == 2);
+  BOOST_TEST(events_of(*this, id,
+                       "event_type = 'frontier_advanced'"
+                       " AND payload->'data'->'frontier' = '[\"b\", \"c\"]'::jsonb") == 1);
+
+  auto after_first = events_of(*this, id);
+  auto again = reconcile(id);
+  BOOST_TEST(!again.changed);
+  BOOST_TEST(events_of(*this, id) == after_first);
+
+  // fan-in: d waits for both b and c
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
+  exec("UPDATE movement_request_nodes SET next_observe_at = now() + interval '1 hour'"
+       " WHERE id = '" +
+       node_id(*this, id, "c") + "'");
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 1);
+  reconcile(id);
+  BOOST_TEST(states(*this, id) == "a=COMPLETED,b=COMPLETED,c=SUBMITTED,d=BLOCKED");
+  exec("UPDATE movement_request_nodes SET next_observe_at = now() WHERE id = '" +
+       node_id(*this, id, "c") + "'");
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 1);
+  reconcile(id);
+  BOOST_TEST(states(*this, id) == "a=COMPLETED,b=COMPLETED,c=COMPLETED,d=READY");
+  auto settled = events_of(*this, id);
+  reconcile(id);
+  BOOST_TEST(events_of(*this, id) == settled);
+}
+
+BOOST_FIXTURE_TEST_CASE(sweep_reconciles_flagged_requests, test::db_fixture) {
+  add_template(diamond);
+  auto id = create_and_approve("diamond");
+  workers::dispatch_pass(conn, engine());
+  workers::observe_pass(conn, engine());
+  BOOST_REQUIRE(snapshot(id).needs_reconcile); // nobody reconciled it
+
+  auto r = workers::reconcile_sweep_pass(conn, engine());
+  BOOST_TEST(r.processed == 1);
+  BOOST_TEST(r.wake_dispatcher);
+  BOOST_TEST(!snapshot(id).needs_reconcile);
+  BOOST_TEST(states(*this, id) == "a=COMPLETED,b=READY,c=READY,d=BLOCKED");
+
+  // nothing left to sweep
+  auto events = events_of(*this, id);
+  BOOST_TEST(workers::reconcile_sweep_pass(conn, engine()).processed == 0);
+  BOOST_TEST(events_of(*this, id) == events);
+
+  // a flag with nothing to change is still cleared
+  exec("UPDATE movement_requests SET needs_reconcile = true WHERE id = '" + id + "'");
+  workers::reconcile_sweep_pass(conn, engine());
+  BOOST_TEST(!snapshot(id).needs_reconcile);
+  BOOST_TEST(events_of(*this, id) == events);
+}
+
+BOOST_FIXTURE_TEST_CASE(approval_after_expiry_is_refused, test::db_fixture) {
+  add_template(diamond);
+  auto id = create("diamond");
+  exec("UPDATE movement_requests SET expires_at = now() - interval '1 second' WHERE id = '" + id +
+       "'");
+  auto row = "SELECT row_to_json(r)::text FROM movement_requests r WHERE id = '" + id + "'";
+  auto before = scalar(row);
+  auto events = events_of(*this, id);
+
+  auto r = approve(id);
+  BOOST_TEST((r.status == db::approve_status::expired));
+  BOOST_TEST(scalar(row) == before);
+  BOOST_TEST(snapshot(id).request_state == "PENDING_APPROVAL");
+  BOOST_TEST(states(*this, id) == "a=BLOCKED,b=BLOCKED,c=BLOCKED,d=BLOCKED");
+  BOOST_TEST(events_of(*this, id) == events);
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(approving_twice_is_a_conflict, test::db_fixture) {
+  add_template(diamond);
+  auto id = create("diamond");
+  BOOST_TEST((approve(id).status == db::approve_status::approved));
+  auto row = "SELECT row_to_json(r)::text FROM movement_requests r WHERE id = '" + id + "'";
+  auto before = scalar(row);
+  auto events = events_of(*this, id);
+
+  BOOST_TEST((approve(id).status == db::approve_status::conflict));
+  BOOST_TEST(scalar(row) == before);
+  BOOST_TEST(events_of(*this, id) == events);
+  BOOST_TEST(events_of(*this, id, "event_type = 'request_approved'") == 1);
+  BOOST_TEST((approve("00000000-0000-0000-0000-000000000000").status ==
+              db::approve_status::not_found));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,352 @@
+// node_recovery on the real database: SUBMITTING past grace (fenced or
+// found), UNKNOWN within and past the escalation window, settled UNKNOWNs,
+// the EXECUTING filter, the four arms and still-unknown answers.
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+
+#include "actors/workers/node_dispatcher.hpp"
+#include "actors/workers/node_recovery.hpp"
+#include "actors/workers/reconcile_sweep.hpp"
+#include "persistence/db.hpp"
+#include "persistence/node_store.hpp"
+#include "tests/support/db_fixture.hpp"
+
+using namespace mg;
+
+namespace {
+
+std::string one_node(const std::string& key, const std::string& action_type = "chain_transfer",
+                     const std::string& extra = "") {
+  return R"({"template_key": ")" + key + R"(", "version": 1, "nodes": [{"node_key": "a",)" +
+         R"( "action_type": ")" + action_type + R"(", "executor_key": "sim")" +
+         (extra.empty() ? "" : ", " + extra) + "}]}";
+}
+
+std::string node_id(test::db_fixture& f, const std::string& request_id,
+                    const std::string& node_key = "a") {
+  return f.scalar("SELECT id FROM movement_request_nodes WHERE request_id = '" + request_id +
+                  "' AND node_key = '" + node_key + "'");
+}
+
+std::string node_col(test::db_fixture& f, const std::string& id, const std::string& column) {
+  return f.scalar("SELECT " + column + " FROM movement_request_nodes WHERE id = '" + id + "'");
+}
+
+std::string request_col(test::db_fixture& f, const std::string& id, const std::string& column) {
+  return f.scalar("SELECT " + column + " FROM movement_requests WHERE id = '" + id + "'");
+}
+
+/// The state a dispatcher that died between its SUBMITTING commit and the
+/// result commit leaves behind (attempt 1), claimed `seconds_ago`.
+void make_submitting(test::db_fixture& f, const std::string& request_id, const std::string& node,
+                     int seconds_ago) {
+  f.exec("UPDATE movement_requests SET request_state = 'EXECUTING' WHERE id = '" + request_id +
+         "'");
+  auto ago = "now() - interval '" + std::to_string(seconds_ago) + " seconds'";
+  f.exec("UPDATE movement_request_nodes SET node_state = 'SUBMITTING', attempt_no = 1,"
+         " idempotency_key = id || ':1', claim_token = gen_random_uuid(), claimed_by = 'dead-node',"
+         " started_at = " +
+         ago + ", claimed_at = " + ago + ", updated_at = " + ago + ", ever_submitted = true" +
+         " WHERE id = '" + node + "'");
+}
+
+/// An UNKNOWN attempt 1, UNKNOWN for `seconds_ago`.
+void make_unknown(test::db_fixture& f, const std::string& request_id, const std::string& node,
+                  int seconds_ago, const std::string& error_code = "") {
+  f.exec("UPDATE movement_requests SET request_state = 'EXECUTING', dispatch_paused = true"
+         " WHERE id = '" +
+         request_id + "'");
+  auto ago = "now() - interval '" + std::to_string(seconds_ago) + " seconds'";
+  f.exec("UPDATE movement_request_nodes SET node_state = 'UNKNOWN', attempt_no = 1,"
+         " idempotency_key = id || ':1', claim_token = gen_random_uuid(), started_at = " +
+         ago + ", claimed_at = " + ago + ", unknown_since = " + ago + ", updated_at = " + ago +
+         ", error_code = " + (error_code.empty() ? "NULL" : "'" + error_code + "'") +
+         ", ever_submitted = true WHERE id = '" + node + "'");
+}
+
+/// Records attempt 1 of `node` as accepted, the way the sim's submit does.
+void accept_in_ledger(test::db_fixture& f, const std::string& node) {
+  f.exec("INSERT INTO sim_ledger (idempotency_key, node_id, attempt_no, action_type)"
+         " SELECT id || ':1', id, 1, action_type FROM movement_request_nodes WHERE id = '" +
+         node + "'");
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(recovery)
+
+BOOST_FIXTURE_TEST_CASE(submitting_past_grace_without_ledger_row_is_fenced, test::db_fixture) {
+  settings.node_submitting_grace_seconds = 2;
+  settings.executor_timeout_seconds = 1;
+  apply_settings();
+  add_template(one_node("solo"));
+  auto id = create_and_approve("solo");
+  auto n = node_id(*this, id);
+  make_submitting(*this, id, n, 60);
+
+  workers::recovery_counts counts;
+  auto r = workers::recovery_pass(conn, engine(), &counts);
+  BOOST_TEST(r.processed == 1);
+  BOOST_TEST(counts.fenced == 1);
+  BOOST_TEST(counts.found == 0);
+  BOOST_TEST(node_col(*this, n, "node_state") == "READY");
+  BOOST_TEST(node_col(*this, n, "claim_token") == "");
+  BOOST_TEST(node_col(*this, n, "attempt_no") == "1");
+  BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE idempotency_key = '" + n +
+                   ":1' AND fenced") == 1);
+  BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE NOT fenced") == 0);
+  BOOST_TEST(count("SELECT count(*) FROM node_artifacts WHERE node_id = '" + n +
+                   "' AND kind = 'recover_proof' AND payload->>'outcome' = 'fenced'") == 1);
+
+  // the next dispatch is attempt 2
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
+  BOOST_TEST(node_col(*this, n, "node_state") == "SUBMITTED");
+  BOOST_TEST(node_col(*this, n, "attempt_no") == "2");
+  BOOST_TEST(node_col(*this, n, "idempotency_key") == n + ":2");
+  BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE idempotency_key = '" + n +
+                   ":2' AND NOT fenced AND attempt_no = 2") == 1);
+
+  // the dead dispatcher's late submit with the attempt-1 key is refused
+  domain::execution_context ctx;
+  ctx.request_id = id;
+  ctx.request_node_id = n;
+  ctx.node_key = "a";
+  ctx.action_type = "chain_transfer";
+  ctx.attempt_no = 1;
+  ctx.idempotency_key = n + ":1";
+  domain::prepared_action action;
+  action.action_type = "chain_transfer";
+  action.payload = "{}";
+  auto* sim = engine().providers.find_executor("sim");
+  BOOST_REQUIRE(sim);
+  auto late = sim->submit(ctx, action, nullptr);
+  BOOST_TEST(late.error_code == domain::fenced_error_code);
+  BOOST_TEST((late.next_state == domain::node_state::failed));
+  BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE idempotency_key = '" + n +
+                   ":1' AND NOT fenced") == 0);
+  BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE node_id = '" + n + "'") == 2);
+}
+
+BOOST_FIXTURE_TEST_CASE(submitting_past_grace_with_ledger_row_is_found, test::db_fixture) {
+  settings.node_submitting_grace_seconds = 2;
+  settings.executor_timeout_seconds = 1;
+  apply_settings();
+  add_template(one_node("solo"));
+  auto id = create_and_approve("solo");
+  auto n = node_id(*this, id);
+  make_submitting(*this, id, n, 60);
+  accept_in_ledger(*this, n);
+  auto token_before = node_col(*this, n, "claim_token");
+  BOOST_REQUIRE(!token_before.empty());
+
+  // what the dead dispatcher read before its submit
+  db::claimed_node stale;
+  {
+    pqxx::work tx(*other);
+    auto r = tx.exec_params1(
+        "SELECT n.request_id, n.attempt_no, n.claim_token::text, r.request_state"
+        " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
+        " WHERE n.id = $1",
+        n);
+    stale.id = n;
+    stale.request_id = r[0].c_str();
+    stale.node_key = "a";
+    stale.node_state = "SUBMITTING";
+    stale.attempt_no = r[1].as<int>();
+    stale.claim_token = r[2].c_str();
+    stale.request_state = r[3].c_str();
+    tx.abort();
+  }
+
+  workers::recovery_counts counts;
+  auto r = workers::recovery_pass(conn, engine(), &counts);
+  BOOST_TEST(r.processed == 1);
+  BOOST_TEST(counts.found == 1);
+  BOOST_TEST(node_col(*this, n, "node_state") == "COMPLETED");
+  auto token_after = node_col(*this, n, "claim_token");
+  BOOST_TEST(!token_after.empty());
+  BOOST_TEST(token_after != token_before);
+  BOOST_TEST(node_col(*this, n, "attempt_no") == "1");
+  BOOST_TEST(node_col(*this, n, "provider_ref_id") == "sim-" + n + ":1");
+  BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE node_id = '" + n + "'") == 1);
+  BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE fenced") == 0);
+  BOOST_TEST(request_col(*this, id, "needs_reconcile") == "t");
+
+  // the dead dispatcher's result, arriving late, changes nothing
+  {
+    pqxx::work tx(*other);
+    db::node_update u;
+    u.next_state = domain::node_state::submitted;
+    db::event_batch events(id);
+    BOOST_CHECK_THROW(db::apply_node_update(tx, stale, u, events), db::stale_write);
+    tx.abort();
+  }
+  BOOST_TEST(node_col(*this, n, "node_state") == "COMPLETED");
+
+  // no second submit
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 0);
+  BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 0);
+  BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE node_id = '" + n + "'") == 1);
+  reconcile(id);
+  BOOST_TEST(snapshot(id).request_state == "COMPLETED");
+}
+
+BOOST_FIXTURE_TEST_CASE(submitting_younger_than_grace_is_left_alone, test::db_fixture) {
+  settings.node_submitting_grace_seconds = 60;
+  apply_settings();
+  add_template(one_node("solo"));
+  auto id = create_and_approve("solo");
+  auto n = node_id(*this, id);
+  make_submitting(*this, id, n, 5);
+  auto token = node_col(*this, n, "claim_token");
+
+  BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 0);
+  BOOST_TEST(node_col(*this, n, "node_state") == "SUBMITTING");
+  BOOST_TEST(node_col(*this, n, "claim_token") == token);
+  BOOST_TEST(count("SELECT count(*) FROM sim_ledger") == 0);
+
+  // Control: past the grace it is recovered.
+  exec("UPDATE movement_request_nodes SET claimed_at = now() - interval '61 seconds'"
+       " WHERE id = '" +
+       n + "'");
+  BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 1);
+  BOOST_TEST(node_col(*this, n, "node_state") == "READY");
+}
+
+BOOST_FIXTURE_TEST_CASE(unknown_within_window_recovered_then_escalated, test::db_fixture) {
+  add_template(one_node("unk", "chain_transfer", R"("config": {"sim": {"unknown_at": "submit"}})"));
+  auto fresh = create_and_approve("unk");
+  auto old = create_and_approve("unk");
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
+  auto nf = node_id(*this, fresh), no = node_id(*this, old);
+  BOOST_REQUIRE(node_col(*this, nf, "node_state") == "UNKNOWN");
+  BOOST_REQUIRE(node_col(*this, no, "node_state") == "UNKNOWN");
+  reconcile(fresh);
+  reconcile(old);
+  BOOST_TEST(snapshot(old).request_state == "EXECUTING"); // in flight while recoverable
+  BOOST_TEST(!snapshot(old).needs_reconcile);
+
+  // `old` went UNKNOWN longer ago than MG_UNKNOWN_ESCALATE_SECONDS (900)
+  BOOST_REQUIRE(settings.unknown_escalate_seconds == 900);
+  exec("UPDATE movement_request_nodes SET unknown_since = now() - interval '901 seconds'"
+       " WHERE id = '" +
+       no + "'");
+
+  workers::recovery_counts counts;
+  BOOST_TEST(workers::recovery_pass(conn, engine(), &counts).processed == 1);
+  BOOST_TEST(counts.found == 1);
+  BOOST_TEST(node_col(*this, nf, "node_state") == "COMPLETED");
+  BOOST_TEST(node_col(*this, nf, "unknown_since") == "");
+  BOOST_TEST(node_col(*this, no, "node_state") == "UNKNOWN");
+
+  auto attention_before = count("SELECT count(*) FROM movement_events WHERE request_id = '" + old +
+                                "' AND event_type = 'request_attention'");
+  workers::reconcile_sweep_pass(conn, engine());
+  BOOST_TEST(snapshot(old).request_state == "MANUAL_INTERVENTION");
+  BOOST_TEST(count("SELECT count(*) FROM movement_events WHERE request_id = '" + old +
+                   "' AND event_type = 'request_attention'") == attention_before + 1);
+  BOOST_TEST(snapshot(fresh).request_state == "COMPLETED");
+  BOOST_TEST(node_col(*this, no, "node_state") == "UNKNOWN");
+}
+
+BOOST_FIXTURE_TEST_CASE(observation_timeout_is_never_recovered, test::db_fixture) {
+  add_template(one_node("solo"));
+  auto id = create_and_approve("solo");
+  auto n = node_id(*this, id);
+  make_unknown(*this, id, n, 0, "OBSERVATION_TIMEOUT");
+  accept_in_ledger(*this, n);
+
+  BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 0);
+  BOOST_TEST(node_col(*this, n, "node_state") == "UNKNOWN");
+  BOOST_TEST(node_col(*this, n, "error_code") == "OBSERVATION_TIMEOUT");
+
+  // Control: any other UNKNOWN with the same ledger row is recovered.
+  exec("UPDATE movement_request_nodes SET error_code = 'SUBMIT_ERROR' WHERE id = '" + n + "'");
+  BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 1);
+  BOOST_TEST(node_col(*this, n, "node_state") == "COMPLETED");
+}
+
+BOOST_FIXTURE_TEST_CASE(requests_not_executing_are_not_swept, test::db_fixture) {
+  add_template(one_node("solo"));
+  auto id = create_and_approve("solo");
+  auto n = node_id(*this, id);
+  make_unknown(*this, id, n, 0);
+  accept_in_ledger(*this, n);
+  exec("UPDATE movement_requests SET request_state = 'MANUAL_INTERVENTION' WHERE id = '" + id +
+       "'");
+
+  BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 0);
+  BOOST_TEST(node_col(*this, n, "node_state") == "UNKNOWN");
+
+  // Control: resumed to EXECUTING it is recovered.
+  exec("UPDATE movement_requests SET request_state = 'EXECUTING' WHERE id = '" + id + "'");
+  BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 1);
+  BOOST_TEST(node_col(*this, n, "node_state") == "COMPLETED");
+}
+
+BOOST_FIXTURE_TEST_CASE(four_arms_split_the_batch, test::db_fixture) {
+  BOOST_TEST(db::recovery_lane("ccip_send") == 0);
+  BOOST_TEST(db::recovery_lane("ccip_delivery") == 0);
+  BOOST_TEST(db::recovery_lane("stargate_swap") == 1);
+  BOOST_TEST(db::recovery_lane("cex_withdrawal") == 2);
+  BOOST_TEST(db::recovery_lane("cex_withdrawal_status") == 2);
+  BOOST_TEST(db::recovery_lane("chain_transfer") == 3);
+
+  add_template(R"({"template_key": "arms", "version": 1, "nodes": [
+    {"node_key": "c1", "action_type": "ccip_send", "executor_key": "sim"},
+    {"node_key": "c2", "action_type": "ccip_send", "executor_key": "sim"},
+    {"node_key": "c3", "action_type": "ccip_send", "executor_key": "sim"},
+    {"node_key": "t1", "action_type": "chain_transfer", "executor_key": "sim"},
+    {"node_key": "t2", "action_type": "chain_transfer", "executor_key": "sim"},
+    {"node_key": "t3", "action_type": "chain_transfer", "executor_key": "sim"}]})");
+  auto id = create_and_approve("arms");
+  for (auto key : {"c1", "c2", "c3", "t1", "t2", "t3"})
+    make_unknown(*this, id, node_id(*this, id, key), 0);
+  auto unknown_of = [&](const std::string& type) {
+    return count("SELECT count(*) FROM movement_request_nodes WHERE request_id = '" + id +
+                 "' AND node_state = 'UNKNOWN' AND action_type = '" + type + "'");
+  };
+
+  // batch 4: one per arm, two arms have work
+  settings.node_recovery_batch_size = 4;
+  apply_settings();
+  BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 2);
+  BOOST_TEST(unknown_of("ccip_send") == 2);
+  BOOST_TEST(unknown_of("chain_transfer") == 2);
+
+  // batch 8: two per arm
+  settings.node_recovery_batch_size = 8;
+  apply_settings();
+  BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 4);
+  BOOST_TEST(unknown_of("ccip_send") == 0);
+  BOOST_TEST(unknown_of("chain_transfer") == 0);
+  BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(still_unknown_keeps_unknown_and_bumps_updated_at, test::db_fixture) {
+  add_template(one_node("solo"));
+  auto id = create_and_approve("solo");
+  auto n = node_id(*this, id);
+  make_unknown(*this, id, n, 60);
+  exec("UPDATE movement_request_nodes SET executor_key = 'missing',"
+       " updated_at = now() - interval '1 hour' WHERE id = '" +
+       n + "'");
+  auto since = node_col(*this, n, "unknown_since");
+  auto token = node_col(*this, n, "claim_token");
+
+  workers::recovery_counts counts;
+  BOOST_TEST(workers::recovery_pass(conn, engine(), &counts).processed == 1);
+  BOOST_TEST(counts.still_unknown == 1);
+  BOOST_TEST(node_col(*this, n, "node_state") == "UNKNOWN");
+  BOOST_TEST(node_col(*this, n, "error_code") == "RECOVERY_PENDING");
+  BOOST_TEST(node_col(*this, n, "updated_at > now() - interval '1 minute'") == "t");
+  BOOST_TEST(node_col(*this, n, "unknown_since") == since);
+  BOOST_TEST(node_col(*this, n, "claim_token") != token);
+  BOOST_TEST(count("SELECT count(*) FROM sim_ledger") == 0);
+  BOOST_TEST(count("SELECT count(*) FROM node_artifacts WHERE node_id = '" + n +
+                   "' AND kind = 'recover_proof' AND payload->>'outcome' = 'still_unknown'") == 1);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
