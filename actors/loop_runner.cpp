@@ -25,16 +25,20 @@ void forward_wakeups(const workers::pass_result& r, const worker_env& env,
   if (links.registry)
     for (auto& id : r.reconcile)
       self->send(links.registry, changed_atom::value, id);
-  if (!env.wakeups) return;
-  if (r.wake_observer && links.observer) self->send(links.observer, wake_atom::value);
-  if (r.wake_dispatcher && links.dispatcher) self->send(links.dispatcher, wake_atom::value);
+  if (!env.wakeups)
+    return;
+  if (r.wake_observer && links.observer)
+    self->send(links.observer, wake_atom::value);
+  if (r.wake_dispatcher && links.dispatcher)
+    self->send(links.dispatcher, wake_atom::value);
 }
 
 /// At most one heartbeat write a second (and at once when the error count
 /// changed), so a draining worker does not pay a write per item.
 void maybe_beat(loop_state& st, const worker_spec& spec, const worker_env& env) {
   auto now = std::chrono::steady_clock::now();
-  if (now - st.last_beat < heartbeat_every && st.consecutive_errors == st.reported_errors) return;
+  if (now - st.last_beat < heartbeat_every && st.consecutive_errors == st.reported_errors)
+    return;
   try {
     db::heartbeat h;
     h.status = st.consecutive_errors >= domain::max_consecutive_errors ? "backing_off" : "running";
@@ -77,7 +81,8 @@ void run_pass(worker_actor::stateful_pointer<loop_state> self, const worker_spec
   } catch (const std::exception& ex) {
     ++st.consecutive_errors;
     st.last_error = ex.what();
-    if (db::is_connection_error(ex)) st.conn->reset();
+    if (db::is_connection_error(ex))
+      st.conn->reset();
     log::error("worker pass failed", {{"worker", spec.name},
                                       {"consecutive_errors", st.consecutive_errors},
                                       {"error", ex.what()}});
@@ -105,13 +110,15 @@ worker_actor::behavior_type loop_worker(worker_actor::stateful_pointer<loop_stat
   return {
       [=](tick_atom, uint64_t gen) {
         auto& st = self->state;
-        if (gen != st.generation) return; // superseded by a wake-up
+        if (gen != st.generation)
+          return; // superseded by a wake-up
         st.immediate_pending = false;
         run_pass(self, spec, env);
       },
       [=](wake_atom) {
         auto& st = self->state;
-        if (st.immediate_pending) return;
+        if (st.immediate_pending)
+          return;
         if (!env.wakeups && st.iterations > 0)
           return; // pure polling: only the first (start) wake counts
         schedule(self, 0);

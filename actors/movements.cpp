@@ -20,7 +20,8 @@ reconciler(reconciler_actor::stateful_pointer<reconciler_state> self,
             self->send(links->dispatcher, wake_atom::value);
           return !outcome.found || outcome.terminal;
         } catch (const std::exception& ex) {
-          if (db::is_connection_error(ex)) self->state.conn->reset();
+          if (db::is_connection_error(ex))
+            self->state.conn->reset();
           log::warn("reconcile failed; the sweep will retry",
                     {{"request_id", request_id}, {"error", ex.what()}});
           return caf::make_error(caf::sec::runtime_error, ex.what());
@@ -78,7 +79,8 @@ movement_registry(movement_registry_actor::stateful_pointer<registry_state> self
   self->set_down_handler([=](const caf::down_msg& dm) {
     auto& st = self->state;
     auto it = st.ids.find(dm.source);
-    if (it == st.ids.end()) return;
+    if (it == st.ids.end())
+      return;
     st.movements.erase(it->second);
     st.ids.erase(it);
   });

@@ -27,20 +27,29 @@ std::vector<worker_spec> engine_workers(const std::shared_ptr<workers::engine_co
   auto& s = ctx->settings;
   std::vector<worker_spec> specs{
       {"node_dispatcher", worker_group::core, policy(s.node_dispatch_interval_seconds, s),
-       [ctx](db::connection_slot& c) { return workers::dispatch_pass(c, ctx->e); }},
+       [ctx](db::connection_slot& c) {
+         return workers::dispatch_pass(c, ctx->e);
+       }},
       {"node_observer", worker_group::core, policy(s.node_observe_interval_seconds, s),
-       [ctx](db::connection_slot& c) { return workers::observe_pass(c, ctx->e); }},
+       [ctx](db::connection_slot& c) {
+         return workers::observe_pass(c, ctx->e);
+       }},
       {"node_recovery", worker_group::core, policy(s.node_recovery_interval_seconds, s),
-       [ctx](db::connection_slot& c) { return workers::recovery_pass(c, ctx->e); }},
+       [ctx](db::connection_slot& c) {
+         return workers::recovery_pass(c, ctx->e);
+       }},
       {"reconcile_sweep", worker_group::core, policy(s.reconcile_interval_seconds, s),
-       [ctx](db::connection_slot& c) { return workers::reconcile_sweep_pass(c, ctx->e); }},
+       [ctx](db::connection_slot& c) {
+         return workers::reconcile_sweep_pass(c, ctx->e);
+       }},
   };
   if (s.wakeups_enabled) {
     auto listener = std::make_shared<workers::dispatch_listener>(s.database_url);
-    specs.push_back(
-        {"dispatch_listener", worker_group::sidecar,
-         domain::loop_policy{domain::loop_min_delay_seconds, 0, true},
-         [listener](db::connection_slot&) { return listener->pass(listener_wait_ms); }});
+    specs.push_back({"dispatch_listener", worker_group::sidecar,
+                     domain::loop_policy{domain::loop_min_delay_seconds, 0, true},
+                     [listener](db::connection_slot&) {
+                       return listener->pass(listener_wait_ms);
+                     }});
   }
   return specs;
 }
@@ -79,7 +88,8 @@ void runtime::start(caf::actor waiter, std::vector<worker_spec> extra) {
 }
 
 void runtime::shutdown() {
-  if (supervisor_) caf::anon_send(supervisor_, shutdown_atom::value);
+  if (supervisor_)
+    caf::anon_send(supervisor_, shutdown_atom::value);
 }
 
 void block_shutdown_signals() {

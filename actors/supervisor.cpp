@@ -27,13 +27,15 @@ void stop_all(self_ptr self) {
   auto& st = self->state;
   st.stopping = true;
   for (auto& m : st.members)
-    if (m.running) self->send_exit(m.handle, caf::exit_reason::user_shutdown);
+    if (m.running)
+      self->send_exit(m.handle, caf::exit_reason::user_shutdown);
 }
 
 void report_if_done(self_ptr self) {
   auto& st = self->state;
   for (auto& m : st.members)
-    if (m.running) return;
+    if (m.running)
+      return;
   log::info("runtime stopped", {{"exit_code", st.exit_code}});
   caf::anon_send(st.waiter, done_atom::value, st.exit_code);
   self->quit();
@@ -86,7 +88,8 @@ supervisor_actor::behavior_type supervisor(self_ptr self, std::vector<worker_spe
   }
   // Links are complete: let the workers start.
   for (auto& m : st.members)
-    if (m.spec_index >= 0) self->send(caf::actor_cast<worker_actor>(m.handle), wake_atom::value);
+    if (m.spec_index >= 0)
+      self->send(caf::actor_cast<worker_actor>(m.handle), wake_atom::value);
   log::info("runtime started", {{"workers", static_cast<int>(st.specs.size())},
                                 {"runtime_node", st.env.runtime_node},
                                 {"network_class", st.env.network_class},
@@ -106,7 +109,8 @@ supervisor_actor::behavior_type supervisor(self_ptr self, std::vector<worker_spe
       },
       [=](restart_atom, uint32_t index) {
         auto& st = self->state;
-        if (st.stopping || index >= st.members.size()) return;
+        if (st.stopping || index >= st.members.size())
+          return;
         auto& m = st.members[index];
         auto h = spawn_worker(self, st.specs[m.spec_index]);
         m.handle = caf::actor_cast<caf::actor>(h);
@@ -117,7 +121,8 @@ supervisor_actor::behavior_type supervisor(self_ptr self, std::vector<worker_spe
       [=](status_atom) {
         std::string out = "[";
         for (auto& m : self->state.members) {
-          if (out.size() > 1) out += ",";
+          if (out.size() > 1)
+            out += ",";
           out += "{\"name\":" + json::quote(m.name) + ",\"group\":\"" + to_string(m.group) +
                  "\",\"running\":" + (m.running ? "true" : "false") +
                  ",\"crashes\":" + std::to_string(m.crashes) + "}";

@@ -17,7 +17,8 @@ config::settings load_settings_or_exit() {
     if (s.database_url.empty())
       throw config::config_error("MG_DATABASE_URL: is required (a PostgreSQL connection URL)");
     log::level l;
-    if (log::parse_level(s.log_level, l)) log::set_level(l);
+    if (log::parse_level(s.log_level, l))
+      log::set_level(l);
     return s;
   } catch (const config::config_error& e) {
     std::cerr << "movegate: invalid configuration: " << e.what() << "\n";
@@ -34,7 +35,8 @@ int load_templates(const std::string& database_url, const std::string& dir, bool
   auto conn = db::connect(database_url);
   std::vector<std::filesystem::path> files;
   for (auto& e : std::filesystem::directory_iterator(dir))
-    if (e.path().extension() == ".json") files.push_back(e.path());
+    if (e.path().extension() == ".json")
+      files.push_back(e.path());
   std::sort(files.begin(), files.end());
   int inserted = 0;
   for (auto& f : files) {
@@ -47,10 +49,12 @@ int load_templates(const std::string& database_url, const std::string& dir, bool
     switch (r.outcome) {
     case db::save_outcome::inserted:
       ++inserted;
-      if (verbose) std::cout << "loaded   " << r.template_key << " v" << r.version << "\n";
+      if (verbose)
+        std::cout << "loaded   " << r.template_key << " v" << r.version << "\n";
       break;
     case db::save_outcome::unchanged:
-      if (verbose) std::cout << "present  " << r.template_key << " v" << r.version << "\n";
+      if (verbose)
+        std::cout << "present  " << r.template_key << " v" << r.version << "\n";
       break;
     case db::save_outcome::conflict:
       throw std::runtime_error(f.string() + ": " + r.template_key + " v" +
@@ -90,7 +94,8 @@ std::string create_and_approve(pqxx::connection& c, actors::runtime& rt, db::cre
 
 std::string flag(const args& a, const std::string& name, const std::string& fallback) {
   for (size_t i = 0; i + 1 < a.size(); ++i)
-    if (a[i] == name) return a[i + 1];
+    if (a[i] == name)
+      return a[i + 1];
   return fallback;
 }
 

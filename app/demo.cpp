@@ -29,7 +29,8 @@ std::string describe_progress(const db::request_snapshot& s) {
   std::string out = std::string(s.request_state) + "  ";
   for (auto& n : s.nodes) {
     out += n.node_key + "=" + n.node_state;
-    if (!n.error_code.empty()) out += "(" + n.error_code + ")";
+    if (!n.error_code.empty())
+      out += "(" + n.error_code + ")";
     out += " ";
   }
   return out;
@@ -98,9 +99,11 @@ int cmd_demo(const args& a) {
     }
     pqxx::work tx(*conn);
     for (auto& m : movements) {
-      if (m.settled) continue;
+      if (m.settled)
+        continue;
       auto snap = db::load_request(tx, m.id);
-      if (!snap) continue;
+      if (!snap)
+        continue;
       auto line = describe_progress(*snap);
       if (line != m.last_line) {
         std::cout << "[" << std::fixed << std::setprecision(2) << std::setw(6) << elapsed << "s] "

@@ -21,15 +21,21 @@ int usage() {
 } // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) return usage();
+  if (argc < 2)
+    return usage();
   std::string cmd = argv[1];
   mg::app::args rest(argv + 2, argv + argc);
   try {
-    if (cmd == "serve") return mg::app::cmd_serve(rest);
-    if (cmd == "migrate") return mg::app::cmd_migrate(rest);
-    if (cmd == "demo") return mg::app::cmd_demo(rest);
-    if (cmd == "bench") return mg::app::cmd_bench(rest);
-    if (cmd == "templates") return mg::app::cmd_templates(rest);
+    if (cmd == "serve")
+      return mg::app::cmd_serve(rest);
+    if (cmd == "migrate")
+      return mg::app::cmd_migrate(rest);
+    if (cmd == "demo")
+      return mg::app::cmd_demo(rest);
+    if (cmd == "bench")
+      return mg::app::cmd_bench(rest);
+    if (cmd == "templates")
+      return mg::app::cmd_templates(rest);
   } catch (const std::exception& e) {
     mg::log::error("command failed", {{"command", cmd}, {"error", e.what()}});
     return 1;

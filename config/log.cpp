@@ -76,7 +76,8 @@ bool enabled(level l) {
 }
 
 void write(level l, std::string_view msg, fields f) {
-  if (!enabled(l)) return;
+  if (!enabled(l))
+    return;
   std::string line = "{\"ts\":\"" + timestamp() + "\",\"level\":\"" + name_of(l) +
                      "\",\"msg\":" + mg::json::quote(msg);
   for (auto& [key, v] : f)

@@ -144,7 +144,8 @@ std::string escaped(const std::string& value) {
 /// The offending value as shown in a message: one line, long values cut.
 std::string shown(const std::string& value) {
   constexpr std::size_t max_len = 80;
-  if (value.size() <= max_len) return escaped(value);
+  if (value.size() <= max_len)
+    return escaped(value);
   return escaped(value.substr(0, max_len)) + "...";
 }
 
@@ -154,7 +155,8 @@ std::string shown(const std::string& value) {
 
 std::string lower(std::string s) {
   for (char& c : s)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c >= 'A' && c <= 'Z')
+      c = static_cast<char>(c - 'A' + 'a');
   return s;
 }
 
@@ -170,15 +172,18 @@ std::string format_number(double v) {
 
 bool parse_bool(const char* name, const std::string& raw) {
   const std::string v = lower(raw);
-  if (v == "true" || v == "1" || v == "yes") return true;
-  if (v == "false" || v == "0" || v == "no") return false;
+  if (v == "true" || v == "1" || v == "yes")
+    return true;
+  if (v == "false" || v == "0" || v == "no")
+    return false;
   fail(name, "must be one of true|false|1|0|yes|no", raw);
 }
 
 /// Strict decimal: [+-]digits[.digits][e[+-]digits]; no spaces, hex, inf or nan.
 bool decimal_syntax(const std::string& s) {
   std::size_t i = 0;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-'))
+    ++i;
   std::size_t digits = 0;
   while (i < s.size() && is_digit(s[i]))
     ++i, ++digits;
@@ -187,14 +192,17 @@ bool decimal_syntax(const std::string& s) {
     while (i < s.size() && is_digit(s[i]))
       ++i, ++digits;
   }
-  if (digits == 0) return false;
+  if (digits == 0)
+    return false;
   if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
     ++i;
-    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-'))
+      ++i;
     std::size_t exp_digits = 0;
     while (i < s.size() && is_digit(s[i]))
       ++i, ++exp_digits;
-    if (exp_digits == 0) return false;
+    if (exp_digits == 0)
+      return false;
   }
   return i == s.size();
 }
@@ -202,13 +210,17 @@ bool decimal_syntax(const std::string& s) {
 double parse_double(const char* name, const std::string& raw, rule check) {
   const std::string why =
       check == rule::non_negative ? "must be a number >= 0" : "must be a number > 0";
-  if (!decimal_syntax(raw)) fail(name, why, raw);
+  if (!decimal_syntax(raw))
+    fail(name, why, raw);
   errno = 0;
   char* end = nullptr;
   const double v = std::strtod(raw.c_str(), &end);
-  if (end != raw.c_str() + raw.size() || !std::isfinite(v)) fail(name, why, raw);
-  if (check == rule::non_negative ? v < 0 : v <= 0) fail(name, why, raw);
-  if (v > max_seconds) fail(name, "must be at most " + format_number(max_seconds), raw);
+  if (end != raw.c_str() + raw.size() || !std::isfinite(v))
+    fail(name, why, raw);
+  if (check == rule::non_negative ? v < 0 : v <= 0)
+    fail(name, why, raw);
+  if (v > max_seconds)
+    fail(name, "must be at most " + format_number(max_seconds), raw);
   return v;
 }
 
@@ -218,15 +230,20 @@ int parse_int(const char* name, const std::string& raw, rule check) {
   const std::string why =
       check == rule::pool_size ? "must be an integer between 1 and 64" : "must be an integer >= 1";
   std::size_t i = 0;
-  if (i < raw.size() && (raw[i] == '+' || raw[i] == '-')) ++i;
-  if (i == raw.size()) fail(name, why, raw);
+  if (i < raw.size() && (raw[i] == '+' || raw[i] == '-'))
+    ++i;
+  if (i == raw.size())
+    fail(name, why, raw);
   for (std::size_t j = i; j < raw.size(); ++j)
-    if (!is_digit(raw[j])) fail(name, why, raw);
+    if (!is_digit(raw[j]))
+      fail(name, why, raw);
   errno = 0;
   char* end = nullptr;
   const long long v = std::strtoll(raw.c_str(), &end, 10);
-  if (errno == ERANGE || end != raw.c_str() + raw.size()) fail(name, why, raw);
-  if (v < lo) fail(name, why, raw);
+  if (errno == ERANGE || end != raw.c_str() + raw.size())
+    fail(name, why, raw);
+  if (v < lo)
+    fail(name, why, raw);
   if (v > hi) {
     fail(name, check == rule::pool_size ? why : "must be at most " + std::to_string(hi), raw);
   }
@@ -236,30 +253,38 @@ int parse_int(const char* name, const std::string& raw, rule check) {
 void check_address(const char* name, const std::string& raw) {
   const std::string why = "must be host:port with port 0..65535";
   const auto colon = raw.rfind(':');
-  if (colon == std::string::npos) fail(name, why, raw);
+  if (colon == std::string::npos)
+    fail(name, why, raw);
   const std::string host = raw.substr(0, colon);
   const std::string port = raw.substr(colon + 1);
-  if (host.empty()) fail(name, why, raw);
+  if (host.empty())
+    fail(name, why, raw);
   if (host.front() == '[') {
     // Bracketed IPv6 literal: [::1]:8080
-    if (host.size() < 3 || host.back() != ']') fail(name, why, raw);
+    if (host.size() < 3 || host.back() != ']')
+      fail(name, why, raw);
     for (std::size_t i = 1; i + 1 < host.size(); ++i) {
       const char c = host[i];
       const bool ok =
           is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.';
-      if (!ok) fail(name, why, raw);
+      if (!ok)
+        fail(name, why, raw);
     }
   } else {
     for (char c : host) {
       const bool ok = is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
                       c == '-' || c == '_';
-      if (!ok) fail(name, why, raw);
+      if (!ok)
+        fail(name, why, raw);
     }
   }
-  if (port.empty() || port.size() > 5) fail(name, why, raw);
+  if (port.empty() || port.size() > 5)
+    fail(name, why, raw);
   for (char c : port)
-    if (!is_digit(c)) fail(name, why, raw);
-  if (std::stol(port) > 65535) fail(name, why, raw);
+    if (!is_digit(c))
+      fail(name, why, raw);
+  if (std::stol(port) > 65535)
+    fail(name, why, raw);
 }
 
 std::string parse_string(const char* name, const std::string& raw, rule check) {
@@ -276,10 +301,12 @@ std::string parse_string(const char* name, const std::string& raw, rule check) {
     check_address(name, raw);
     break;
   case rule::node:
-    if (raw.empty()) fail(name, "must not be empty", raw);
+    if (raw.empty())
+      fail(name, "must not be empty", raw);
     for (char c : raw) {
       const unsigned char u = static_cast<unsigned char>(c);
-      if (u <= 0x20 || u == 0x7f) fail(name, "must not contain spaces or control characters", raw);
+      if (u <= 0x20 || u == 0x7f)
+        fail(name, "must not contain spaces or control characters", raw);
     }
     break;
   default: // rule::any, rule::secret: free text, never validated (nothing to echo)
@@ -301,7 +328,8 @@ std::string default_runtime_node() {
 
 env_lookup process_env() {
   return [](const char* name) -> std::optional<std::string> {
-    if (const char* v = std::getenv(name)) return std::string(v);
+    if (const char* v = std::getenv(name))
+      return std::string(v);
     return std::nullopt;
   };
 }
@@ -311,8 +339,10 @@ settings load_settings(const env_lookup& env) {
   bool node_set = false;
   for (const field& f : fields()) {
     const std::optional<std::string> raw = env(f.name);
-    if (!raw) continue;
-    if (f.target.index() == 0 && std::get<0>(f.target) == &settings::runtime_node) node_set = true;
+    if (!raw)
+      continue;
+    if (f.target.index() == 0 && std::get<0>(f.target) == &settings::runtime_node)
+      node_set = true;
     std::visit(
         [&](auto ptr) {
           using T = std::decay_t<decltype(s.*ptr)>;
@@ -328,7 +358,8 @@ settings load_settings(const env_lookup& env) {
         },
         f.target);
   }
-  if (!node_set) s.runtime_node = default_runtime_node();
+  if (!node_set)
+    s.runtime_node = default_runtime_node();
 
   // Cross checks (SPEC §1: start-up refuses an executor timeout not below the grace).
   if (!(s.executor_timeout_seconds < s.node_submitting_grace_seconds)) {

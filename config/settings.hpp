@@ -14,68 +14,70 @@ struct config_error : std::runtime_error {
 
 struct settings {
   // --- process -----------------------------------------------------------
-  std::string database_url;              // MG_DATABASE_URL (no default; secret: never logged)
-  std::string network_class = "devnet";  // MG_NETWORK_CLASS: mainnet|testnet|devnet
-  std::string runtime_node;              // MG_RUNTIME_NODE, default "<hostname>:<pid>"
-  bool workers_enabled = true;           // MG_WORKERS_ENABLED
-  bool wakeups_enabled = true;           // MG_WAKEUPS_ENABLED
-  std::string log_level = "info";        // MG_LOG_LEVEL: debug|info|warn|error
-  int db_pool_size = 4;                  // MG_DB_POOL_SIZE (1..64): reconcile connections
+  std::string database_url;             // MG_DATABASE_URL (no default; secret: never logged)
+  std::string network_class = "devnet"; // MG_NETWORK_CLASS: mainnet|testnet|devnet
+  std::string runtime_node;             // MG_RUNTIME_NODE, default "<hostname>:<pid>"
+  bool workers_enabled = true;          // MG_WORKERS_ENABLED
+  bool wakeups_enabled = true;          // MG_WAKEUPS_ENABLED
+  std::string log_level = "info";       // MG_LOG_LEVEL: debug|info|warn|error
+  int db_pool_size = 4;                 // MG_DB_POOL_SIZE (1..64): reconcile connections
 
   // --- loop runner ---------------------------------------------------------
-  double worker_jitter_seconds = 0;      // MG_WORKER_JITTER_SECONDS (>= 0)
+  double worker_jitter_seconds = 0; // MG_WORKER_JITTER_SECONDS (>= 0)
 
   // --- core workers --------------------------------------------------------
-  double node_dispatch_interval_seconds = 2;   // MG_NODE_DISPATCH_INTERVAL_SECONDS
-  double node_observe_interval_seconds = 5;    // MG_NODE_OBSERVE_INTERVAL_SECONDS
-  int node_observe_batch_size = 10;            // MG_NODE_OBSERVE_BATCH_SIZE
-  double node_recovery_interval_seconds = 60;  // MG_NODE_RECOVERY_INTERVAL_SECONDS
-  int node_recovery_batch_size = 10;           // MG_NODE_RECOVERY_BATCH_SIZE (>= 1)
-  double reconcile_interval_seconds = 5;       // MG_RECONCILE_INTERVAL_SECONDS
+  double node_dispatch_interval_seconds = 2;        // MG_NODE_DISPATCH_INTERVAL_SECONDS
+  double node_observe_interval_seconds = 5;         // MG_NODE_OBSERVE_INTERVAL_SECONDS
+  int node_observe_batch_size = 10;                 // MG_NODE_OBSERVE_BATCH_SIZE
+  double node_recovery_interval_seconds = 60;       // MG_NODE_RECOVERY_INTERVAL_SECONDS
+  int node_recovery_batch_size = 10;                // MG_NODE_RECOVERY_BATCH_SIZE (>= 1)
+  double reconcile_interval_seconds = 5;            // MG_RECONCILE_INTERVAL_SECONDS
   bool observe_timeout_enforcement_enabled = false; // MG_OBSERVE_TIMEOUT_ENFORCEMENT_ENABLED
-  double node_submitting_grace_seconds = 120;  // MG_NODE_SUBMITTING_GRACE_SECONDS
-  int node_max_attempts = 5;                   // MG_NODE_MAX_ATTEMPTS (>= 1)
-  double unknown_escalate_seconds = 900;       // MG_UNKNOWN_ESCALATE_SECONDS
-  double executor_timeout_seconds = 30;        // MG_EXECUTOR_TIMEOUT_SECONDS (< grace)
-  int approval_ttl_seconds = 300;              // MG_APPROVAL_TTL_SECONDS
+  double node_submitting_grace_seconds = 120;       // MG_NODE_SUBMITTING_GRACE_SECONDS
+  int node_max_attempts = 5;                        // MG_NODE_MAX_ATTEMPTS (>= 1)
+  double unknown_escalate_seconds = 900;            // MG_UNKNOWN_ESCALATE_SECONDS
+  double executor_timeout_seconds = 30;             // MG_EXECUTOR_TIMEOUT_SECONDS (< grace)
+  int approval_ttl_seconds = 300;                   // MG_APPROVAL_TTL_SECONDS
 
   // --- sidecars (later issues use them; defaults fixed here) ----------------
-  double callback_dispatch_interval_seconds = 3;  // MG_CALLBACK_DISPATCH_INTERVAL_SECONDS
-  int callback_max_attempts = 5;                  // MG_CALLBACK_MAX_ATTEMPTS
-  int callback_batch_size = 5;                    // MG_CALLBACK_BATCH_SIZE
-  double expiration_check_interval_seconds = 30;  // MG_EXPIRATION_CHECK_INTERVAL_SECONDS
-  double template_proposal_expiration_interval_seconds = 30; // MG_TEMPLATE_PROPOSAL_EXPIRATION_INTERVAL_SECONDS
-  double executor_health_interval_seconds = 60;   // MG_EXECUTOR_HEALTH_INTERVAL_SECONDS
+  double callback_dispatch_interval_seconds = 3; // MG_CALLBACK_DISPATCH_INTERVAL_SECONDS
+  int callback_max_attempts = 5;                 // MG_CALLBACK_MAX_ATTEMPTS
+  int callback_batch_size = 5;                   // MG_CALLBACK_BATCH_SIZE
+  double expiration_check_interval_seconds = 30; // MG_EXPIRATION_CHECK_INTERVAL_SECONDS
+  double template_proposal_expiration_interval_seconds =
+      30;                                       // MG_TEMPLATE_PROPOSAL_EXPIRATION_INTERVAL_SECONDS
+  double executor_health_interval_seconds = 60; // MG_EXECUTOR_HEALTH_INTERVAL_SECONDS
   double audit_outbox_promoter_interval_seconds = 1; // MG_AUDIT_OUTBOX_PROMOTER_INTERVAL_SECONDS
 
   // --- conditional workers -------------------------------------------------
-  bool evm_nonce_reaper_enabled = true;                // MG_EVM_NONCE_REAPER_ENABLED
-  double evm_nonce_reaper_interval_seconds = 60;       // MG_EVM_NONCE_REAPER_INTERVAL_SECONDS
-  bool ccip_stranded_reaper_enabled = true;            // MG_CCIP_STRANDED_REAPER_ENABLED
-  double ccip_stranded_reaper_interval_seconds = 60;   // MG_CCIP_STRANDED_REAPER_INTERVAL_SECONDS
-  bool capital_transfer_followup_enabled = false;      // MG_CAPITAL_TRANSFER_FOLLOWUP_ENABLED
-  double capital_transfer_followup_interval_seconds = 60; // MG_CAPITAL_TRANSFER_FOLLOWUP_INTERVAL_SECONDS
-  bool notify_enabled = false;                         // MG_NOTIFY_ENABLED
-  bool balance_history_enabled = true;                 // MG_BALANCE_HISTORY_ENABLED
-  std::string cex_transfer_ingest_venues_csv;          // MG_CEX_TRANSFER_INGEST_VENUES_CSV
-  bool balance_snapshot_enabled = false;               // MG_BALANCE_SNAPSHOT_ENABLED
-  double balance_snapshot_interval_seconds = 30;       // MG_BALANCE_SNAPSHOT_INTERVAL_SECONDS
-  bool ccip_enabled = false;                           // MG_CCIP_ENABLED
-  double ccip_drift_poll_interval_seconds = 300;       // MG_CCIP_DRIFT_POLL_INTERVAL_SECONDS
-  bool verify_drift_enabled = false;                   // MG_VERIFY_DRIFT_ENABLED
-  double verify_drift_interval_seconds = 21600;        // MG_VERIFY_DRIFT_INTERVAL_SECONDS
+  bool evm_nonce_reaper_enabled = true;              // MG_EVM_NONCE_REAPER_ENABLED
+  double evm_nonce_reaper_interval_seconds = 60;     // MG_EVM_NONCE_REAPER_INTERVAL_SECONDS
+  bool ccip_stranded_reaper_enabled = true;          // MG_CCIP_STRANDED_REAPER_ENABLED
+  double ccip_stranded_reaper_interval_seconds = 60; // MG_CCIP_STRANDED_REAPER_INTERVAL_SECONDS
+  bool capital_transfer_followup_enabled = false;    // MG_CAPITAL_TRANSFER_FOLLOWUP_ENABLED
+  double capital_transfer_followup_interval_seconds =
+      60;                                        // MG_CAPITAL_TRANSFER_FOLLOWUP_INTERVAL_SECONDS
+  bool notify_enabled = false;                   // MG_NOTIFY_ENABLED
+  bool balance_history_enabled = true;           // MG_BALANCE_HISTORY_ENABLED
+  std::string cex_transfer_ingest_venues_csv;    // MG_CEX_TRANSFER_INGEST_VENUES_CSV
+  bool balance_snapshot_enabled = false;         // MG_BALANCE_SNAPSHOT_ENABLED
+  double balance_snapshot_interval_seconds = 30; // MG_BALANCE_SNAPSHOT_INTERVAL_SECONDS
+  bool ccip_enabled = false;                     // MG_CCIP_ENABLED
+  double ccip_drift_poll_interval_seconds = 300; // MG_CCIP_DRIFT_POLL_INTERVAL_SECONDS
+  bool verify_drift_enabled = false;             // MG_VERIFY_DRIFT_ENABLED
+  double verify_drift_interval_seconds = 21600;  // MG_VERIFY_DRIFT_INTERVAL_SECONDS
 
   // --- front doors and cluster (SPEC §5, §7, §8) ------------------------------
-  std::string http_addr = "127.0.0.1:8080";   // MG_HTTP_ADDR (host:port)
-  std::string admin_addr = "127.0.0.1:8081";  // MG_ADMIN_ADDR (host:port)
-  std::string admin_token;                    // MG_ADMIN_TOKEN (secret)
-  std::string api_keys_file;                  // MG_API_KEYS_FILE
-  std::string callback_secret;                // MG_CALLBACK_SECRET (secret)
-  bool callback_allow_private = false;        // MG_CALLBACK_ALLOW_PRIVATE
-  int api_rate_limit_per_second = 1000;       // MG_API_RATE_LIMIT_PER_SECOND
+  std::string http_addr = "127.0.0.1:8080";    // MG_HTTP_ADDR (host:port)
+  std::string admin_addr = "127.0.0.1:8081";   // MG_ADMIN_ADDR (host:port)
+  std::string admin_token;                     // MG_ADMIN_TOKEN (secret)
+  std::string api_keys_file;                   // MG_API_KEYS_FILE
+  std::string callback_secret;                 // MG_CALLBACK_SECRET (secret)
+  bool callback_allow_private = false;         // MG_CALLBACK_ALLOW_PRIVATE
+  int api_rate_limit_per_second = 1000;        // MG_API_RATE_LIMIT_PER_SECOND
   std::string cluster_addr = "127.0.0.1:4242"; // MG_CLUSTER_ADDR (host:port, port 0 = any)
-  double cluster_lease_renew_seconds = 2;     // MG_CLUSTER_LEASE_RENEW_SECONDS
-  double cluster_lease_seconds = 8;           // MG_CLUSTER_LEASE_SECONDS (> renew)
+  double cluster_lease_renew_seconds = 2;      // MG_CLUSTER_LEASE_RENEW_SECONDS
+  double cluster_lease_seconds = 8;            // MG_CLUSTER_LEASE_SECONDS (> renew)
 };
 
 /// Looks a variable up; nullopt when unset. Empty strings count as set.

@@ -24,7 +24,8 @@ std::optional<document> parse(std::string_view text, std::string* error) {
 document parse_trusted(std::string_view text, const char* what) {
   std::string err;
   auto d = parse(text, &err);
-  if (!d) throw std::runtime_error(std::string("invalid JSON in ") + what + ": " + err);
+  if (!d)
+    throw std::runtime_error(std::string("invalid JSON in ") + what + ": " + err);
   return std::move(*d);
 }
 
@@ -72,9 +73,11 @@ std::string canonical(const value& v) {
 }
 
 std::string get_string(const value& v, const char* key, std::string fallback) {
-  if (!v.IsObject()) return fallback;
+  if (!v.IsObject())
+    return fallback;
   auto it = v.FindMember(key);
-  if (it == v.MemberEnd() || !it->value.IsString()) return fallback;
+  if (it == v.MemberEnd() || !it->value.IsString())
+    return fallback;
   return std::string(it->value.GetString(), it->value.GetStringLength());
 }
 

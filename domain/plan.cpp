@@ -16,11 +16,13 @@ namespace mg::domain {
 
 std::optional<int> plan::find(const std::string& key) const {
   auto it = index_of.find(key);
-  if (it != index_of.end()) return it->second;
+  if (it != index_of.end())
+    return it->second;
   // A plan assembled by hand (not through compile_plan) has no index yet.
   if (index_of.empty())
     for (size_t i = 0; i < nodes.size(); ++i)
-      if (nodes[i].node_key == key) return static_cast<int>(i);
+      if (nodes[i].node_key == key)
+        return static_cast<int>(i);
   return std::nullopt;
 }
 
@@ -29,7 +31,8 @@ std::vector<std::string> plan::successor_keys(const std::string& key) const {
   // on whether compile_plan filled the adjacency lists; order is file order.
   std::vector<std::string> out;
   for (auto& [from, to] : edges)
-    if (from == key) out.push_back(to);
+    if (from == key)
+      out.push_back(to);
   return out;
 }
 
@@ -60,7 +63,8 @@ bool is_valid_key(const std::string& key) {
 // generators writing `"signer_key": null` get the default.
 const json::value* optional_member(const json::value& obj, const char* key) {
   auto it = obj.FindMember(key);
-  if (it == obj.MemberEnd() || it->value.IsNull()) return nullptr;
+  if (it == obj.MemberEnd() || it->value.IsNull())
+    return nullptr;
   return &it->value;
 }
 
@@ -68,7 +72,8 @@ void read_string(const json::value& obj, const char* key, const std::string& pat
                  bool allow_empty, std::string& out, collector& c) {
   const json::value* v = optional_member(obj, key);
   if (!v) {
-    if (required) c.add(path, "is required");
+    if (required)
+      c.add(path, "is required");
     return;
   }
   if (!v->IsString()) {
@@ -85,7 +90,8 @@ void read_string(const json::value& obj, const char* key, const std::string& pat
 void read_bool(const json::value& obj, const char* key, const std::string& path, bool& out,
                collector& c) {
   const json::value* v = optional_member(obj, key);
-  if (!v) return;
+  if (!v)
+    return;
   if (!v->IsBool()) {
     c.add(path, "must be a boolean");
     return;
@@ -96,7 +102,8 @@ void read_bool(const json::value& obj, const char* key, const std::string& path,
 void read_object(const json::value& obj, const char* key, const std::string& path,
                  std::string& out_json, collector& c) {
   const json::value* v = optional_member(obj, key);
-  if (!v) return;
+  if (!v)
+    return;
   if (!v->IsObject()) {
     c.add(path, "must be an object");
     return;
@@ -148,7 +155,8 @@ void read_nodes(const json::value& root, plan& p, collector& c) {
     c.add("nodes", "must be an array");
     return;
   }
-  if (nodes->Empty()) c.add("nodes", "at least one node is required");
+  if (nodes->Empty())
+    c.add("nodes", "at least one node is required");
   for (rapidjson::SizeType i = 0; i < nodes->Size(); ++i)
     p.nodes.push_back(read_node((*nodes)[i], "nodes[" + std::to_string(i) + "]", c));
 }
@@ -158,7 +166,8 @@ void read_nodes(const json::value& root, plan& p, collector& c) {
 void index_nodes(plan& p, collector& c) {
   for (size_t i = 0; i < p.nodes.size(); ++i) {
     const std::string& key = p.nodes[i].node_key;
-    if (key.empty()) continue;
+    if (key.empty())
+      continue;
     auto [it, inserted] = p.index_of.emplace(key, static_cast<int>(i));
     if (!inserted)
       c.add("nodes[" + std::to_string(i) + "].node_key", "duplicate node key '" + key +
@@ -173,7 +182,8 @@ void read_edges(const json::value& root, plan& p, collector& c) {
   p.predecessors.assign(p.nodes.size(), {});
   p.successors.assign(p.nodes.size(), {});
   const json::value* edges = optional_member(root, "edges");
-  if (!edges) return;
+  if (!edges)
+    return;
   if (!edges->IsArray()) {
     c.add("edges", "must be an array");
     return;
@@ -189,9 +199,12 @@ void read_edges(const json::value& root, plan& p, collector& c) {
     std::string from = str(e[0]), to = str(e[1]);
     p.edges.emplace_back(from, to);
     auto fi = p.index_of.find(from), ti = p.index_of.find(to);
-    if (fi == p.index_of.end()) c.add(path + "[0]", "unknown node '" + from + "'");
-    if (ti == p.index_of.end()) c.add(path + "[1]", "unknown node '" + to + "'");
-    if (fi == p.index_of.end() || ti == p.index_of.end()) continue;
+    if (fi == p.index_of.end())
+      c.add(path + "[0]", "unknown node '" + from + "'");
+    if (ti == p.index_of.end())
+      c.add(path + "[1]", "unknown node '" + to + "'");
+    if (fi == p.index_of.end() || ti == p.index_of.end())
+      continue;
     if (fi->second == ti->second) {
       c.add(path, "self edge on node '" + from + "'");
       continue;
@@ -227,7 +240,8 @@ std::vector<std::vector<int>> find_cycles(const plan& p) {
         low[v] = std::min(low[v], index[w]);
       }
     }
-    if (low[v] != index[v]) return;
+    if (low[v] != index[v])
+      return;
     std::vector<int> component;
     int w;
     do {
@@ -242,7 +256,8 @@ std::vector<std::vector<int>> find_cycles(const plan& p) {
     }
   };
   for (int v = 0; v < n; ++v)
-    if (index[v] < 0) visit(v);
+    if (index[v] < 0)
+      visit(v);
   return cycles;
 }
 
@@ -263,7 +278,8 @@ std::set<int> ancestors(const plan& p, int node) {
   while (!todo.empty()) {
     int v = todo.back();
     todo.pop_back();
-    if (v == node || !seen.insert(v).second) continue;
+    if (v == node || !seen.insert(v).second)
+      continue;
     todo.insert(todo.end(), p.predecessors[v].begin(), p.predecessors[v].end());
   }
   return seen;
@@ -277,9 +293,11 @@ std::string ref_problem(const plan& p, int i, const std::set<int>& preds, const 
     return "malformed $ref '" + std::string(ref_prefix) + ref +
            "' (expected $ref:input.<field> or $ref:<node_key>.<field>)";
   std::string source = ref.substr(0, dot);
-  if (source == input_namespace) return {};
+  if (source == input_namespace)
+    return {};
   auto it = p.index_of.find(source);
-  if (it == p.index_of.end()) return "$ref names unknown node '" + source + "'";
+  if (it == p.index_of.end())
+    return "$ref names unknown node '" + source + "'";
   if (!preds.count(it->second))
     return "$ref names node '" + source + "', which is not a predecessor of '" +
            p.nodes[i].node_key + "'";
@@ -289,14 +307,17 @@ std::string ref_problem(const plan& p, int i, const std::set<int>& preds, const 
 void check_refs(const plan& p, collector& c) {
   for (size_t i = 0; i < p.nodes.size(); ++i) {
     auto config = json::parse(p.nodes[i].config_json);
-    if (!config || !config->IsObject()) continue; // already reported by read_object
+    if (!config || !config->IsObject())
+      continue; // already reported by read_object
     const std::set<int> preds = ancestors(p, static_cast<int>(i));
     const std::string prefix = ref_prefix;
     // Only top-level values: that is all resolve_refs replaces at dispatch.
     for (auto& m : config->GetObject()) {
-      if (!m.value.IsString()) continue;
+      if (!m.value.IsString())
+        continue;
       std::string text = str(m.value);
-      if (text.rfind(prefix, 0) != 0) continue;
+      if (text.rfind(prefix, 0) != 0)
+        continue;
       std::string problem = ref_problem(p, static_cast<int>(i), preds, text.substr(prefix.size()));
       if (!problem.empty())
         c.add("nodes[" + std::to_string(i) + "].config." + str(m.name), problem);
@@ -366,7 +387,8 @@ std::string graph_hash(const plan& p) {
     o.AddMember("node_kind", string_value(n.node_kind, a), a);
     o.AddMember("action_type", string_value(n.action_type, a), a);
     o.AddMember("executor_key", string_value(n.executor_key, a), a);
-    if (!n.signer_key.empty()) o.AddMember("signer_key", string_value(n.signer_key, a), a);
+    if (!n.signer_key.empty())
+      o.AddMember("signer_key", string_value(n.signer_key, a), a);
     o.AddMember("side_effect", n.side_effect, a);
     o.AddMember("signing_required", n.signing_required, a);
     json::document config = json::parse_trusted(n.config_json, "plan node config");

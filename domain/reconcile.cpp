@@ -10,7 +10,8 @@ bool is_settled_unknown(const node_view& n, double unknown_escalate_seconds) {
 }
 
 bool is_in_flight(const node_view& n, double unknown_escalate_seconds) {
-  if (n.state == node_state::unknown) return !is_settled_unknown(n, unknown_escalate_seconds);
+  if (n.state == node_state::unknown)
+    return !is_settled_unknown(n, unknown_escalate_seconds);
   return is_submitted_in_flight(n.state);
 }
 
@@ -74,7 +75,8 @@ census take_census(const plan& p, const std::vector<node_view>& nodes, double es
 std::vector<std::string> activations(const plan& p, const std::vector<node_view>& nodes) {
   std::vector<std::string> out;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (nodes[i].state != node_state::blocked) continue;
+    if (nodes[i].state != node_state::blocked)
+      continue;
     auto& preds = p.predecessors[i];
     if (std::all_of(preds.begin(), preds.end(), [&](int j) { return done(nodes[j].state); }))
       out.push_back(nodes[i].node_key);
@@ -85,7 +87,8 @@ std::vector<std::string> activations(const plan& p, const std::vector<node_view>
 std::vector<std::string> frontier_of(const std::vector<node_view>& nodes, double escalate) {
   std::vector<std::string> out;
   for (auto& n : nodes)
-    if (n.state == node_state::ready || is_in_flight(n, escalate)) out.push_back(n.node_key);
+    if (n.state == node_state::ready || is_in_flight(n, escalate))
+      out.push_back(n.node_key);
   return out;
 }
 
@@ -96,19 +99,23 @@ struct verdict {
 
 /// The reference's five rules with SPEC §1's sharpenings.
 verdict decide(const census& c, request_state current) {
-  if (c.all_done) return {request_state::completed};
+  if (c.all_done)
+    return {request_state::completed};
   bool broken = c.any_failed || c.any_unknown;
   if (c.any_in_flight) {
     // Settle before verdict; warn at once when rule 2 would apply.
-    if (broken && c.any_side_effect) return {std::nullopt, attention_reason::side_effect_at_risk};
+    if (broken && c.any_side_effect)
+      return {std::nullopt, attention_reason::side_effect_at_risk};
     return {};
   }
   if (c.any_settled_unknown || (broken && c.any_side_effect))
     return {request_state::manual_intervention, attention_reason::manual_intervention};
-  if (c.any_failed) return {request_state::failed};
+  if (c.any_failed)
+    return {request_state::failed};
   if (c.any_ready_manual && !c.any_ready_automatic)
     return {request_state::waiting_manual_action, attention_reason::waiting_manual_action};
-  if (current == request_state::waiting_manual_action) return {request_state::executing};
+  if (current == request_state::waiting_manual_action)
+    return {request_state::executing};
   return {};
 }
 
@@ -119,7 +126,8 @@ reconcile_actions reconcile(const plan& p, const reconcile_input& in) {
   out.dispatch_paused = in.dispatch_paused;
   out.attention_raised = in.attention_raised;
   out.frontier = in.frontier;
-  if (!is_active(in.state)) return out;
+  if (!is_active(in.state))
+    return out;
 
   const double escalate = in.unknown_escalate_seconds;
   auto nodes = in.nodes;
@@ -135,12 +143,14 @@ reconcile_actions reconcile(const plan& p, const reconcile_input& in) {
   out.frontier_changed = out.frontier != in.frontier;
 
   auto v = decide(take_census(p, nodes, escalate), in.state);
-  if (v.state && *v.state != in.state) out.new_state = v.state;
+  if (v.state && *v.state != in.state)
+    out.new_state = v.state;
   // request_attention once per episode: the flag remembers it was raised and
   // is cleared when nothing is broken any more (after a retry).
   bool broken = pre.any_failed || pre.any_unknown;
   if (v.attention == attention_reason::side_effect_at_risk) {
-    if (!in.attention_raised) out.attention = v.attention;
+    if (!in.attention_raised)
+      out.attention = v.attention;
     out.attention_raised = true;
   } else if (out.new_state && v.attention != attention_reason::none) {
     out.attention = v.attention;

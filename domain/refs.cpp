@@ -18,9 +18,12 @@ std::optional<json::document> parse_object_or_empty(const std::string& text) {
     return d;
   }
   auto parsed = json::parse(text);
-  if (!parsed) return std::nullopt;
-  if (parsed->IsNull()) parsed->SetObject();
-  if (!parsed->IsObject()) return std::nullopt;
+  if (!parsed)
+    return std::nullopt;
+  if (parsed->IsNull())
+    parsed->SetObject();
+  if (!parsed->IsObject())
+    return std::nullopt;
   return parsed;
 }
 
@@ -30,10 +33,12 @@ std::string copy_field(const std::string& source_json, const std::string& field,
                        const std::string& what, json::value& out,
                        json::document::AllocatorType& a) {
   auto source = parse_object_or_empty(source_json);
-  if (!source) return what + " is not a JSON object";
+  if (!source)
+    return what + " is not a JSON object";
   auto it = source->FindMember(
       json::value(field.c_str(), static_cast<rapidjson::SizeType>(field.size())));
-  if (it == source->MemberEnd()) return what + " has no field '" + field + "'";
+  if (it == source->MemberEnd())
+    return what + " has no field '" + field + "'";
   out.CopyFrom(it->value, a);
   return {};
 }
@@ -80,9 +85,11 @@ ref_resolution resolve_refs(const std::string& config_json, const std::string& i
   // Every failing ref is reported, so one dispatch failure shows them all.
   std::vector<std::string> errors;
   for (auto& m : config.GetObject()) {
-    if (!m.value.IsString()) continue;
+    if (!m.value.IsString())
+      continue;
     std::string text(m.value.GetString(), m.value.GetStringLength());
-    if (text.rfind(prefix, 0) != 0) continue;
+    if (text.rfind(prefix, 0) != 0)
+      continue;
     json::value resolved;
     std::string problem =
         resolve_one(text, input_params_json, completed_provider_refs, resolved, a);

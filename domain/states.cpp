@@ -37,13 +37,15 @@ constexpr std::array<std::pair<node_state, std::string_view>, 12> node_names{{
 
 template <class Names, class E> std::string_view name_of(const Names& names, E e) {
   for (auto& [value, name] : names)
-    if (value == e) return name;
+    if (value == e)
+      return name;
   return "?";
 }
 
 template <class E, class Names> std::optional<E> value_of(const Names& names, std::string_view s) {
   for (auto& [value, name] : names)
-    if (name == s) return value;
+    if (name == s)
+      return value;
   return std::nullopt;
 }
 
@@ -113,7 +115,8 @@ bool transition_allowed(request_state from, request_state to) {
 
 bool transition_allowed(node_state from, node_state to) {
   using n = node_state;
-  if (to == n::cancelled) return from == n::blocked || from == n::ready;
+  if (to == n::cancelled)
+    return from == n::blocked || from == n::ready;
   switch (from) {
   case n::blocked:
     return to == n::ready || to == n::skipped;

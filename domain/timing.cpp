@@ -12,8 +12,10 @@ double loop_error_backoff(int consecutive_errors) {
 
 double next_loop_delay(const loop_policy& p, int consecutive_errors, int processed,
                        double jitter_draw) {
-  if (consecutive_errors >= max_consecutive_errors) return loop_error_backoff(consecutive_errors);
-  if (consecutive_errors == 0 && processed > 0 && p.drain) return 0;
+  if (consecutive_errors >= max_consecutive_errors)
+    return loop_error_backoff(consecutive_errors);
+  if (consecutive_errors == 0 && processed > 0 && p.drain)
+    return 0;
   double d = p.interval_seconds + std::clamp(jitter_draw, -1.0, 1.0) * p.jitter_seconds;
   return std::max(d, loop_min_delay_seconds);
 }
@@ -31,7 +33,8 @@ double default_observe_interval(std::string_view action_type) {
       {"debridge_fulfillment", 30},
   };
   for (auto& [type, seconds] : table)
-    if (type == action_type) return seconds;
+    if (type == action_type)
+      return seconds;
   return 10;
 }
 

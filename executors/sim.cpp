@@ -23,17 +23,28 @@ struct sim_config {
   std::string unknown_at;
   node_state recover_to = node_state::completed;
   std::string extra_refs = "{}"; // config.sim.provider_refs, merged into submit refs
+  // Beyond SPEC §4, for crash tests: submit waits before writing its ledger
+  // row (a crash then leaves no record) or after it (a crash then loses
+  // only the answer).
+  int submit_delay_ms = 0;
+  int submit_hold_ms = 0;
 };
 
 sim_config read_config(const domain::execution_context& ctx) {
   sim_config c;
   auto cfg = json::parse(ctx.node_config);
-  if (!cfg || !cfg->IsObject()) return c;
+  if (!cfg || !cfg->IsObject())
+    return c;
   auto it = cfg->FindMember("sim");
-  if (it == cfg->MemberEnd() || !it->value.IsObject()) return c;
+  if (it == cfg->MemberEnd() || !it->value.IsObject())
+    return c;
   auto& s = it->value;
   if (s.HasMember("latency_ms") && s["latency_ms"].IsNumber())
     c.latency_ms = s["latency_ms"].GetInt();
+  if (s.HasMember("submit_delay_ms") && s["submit_delay_ms"].IsNumber())
+    c.submit_delay_ms = s["submit_delay_ms"].GetInt();
+  if (s.HasMember("submit_hold_ms") && s["submit_hold_ms"].IsNumber())
+    c.submit_hold_ms = s["submit_hold_ms"].GetInt();
   if (s.HasMember("polls_until_done") && s["polls_until_done"].IsNumber())
     c.polls_until_done = s["polls_until_done"].GetInt();
   if (s.HasMember("retry_after_seconds")) {
@@ -50,7 +61,8 @@ sim_config read_config(const domain::execution_context& ctx) {
 }
 
 void simulate_latency(const sim_config& c) {
-  if (c.latency_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(c.latency_ms));
+  if (c.latency_ms > 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(c.latency_ms));
 }
 
 step_result result(node_state next, std::string error_code = {}) {
@@ -68,7 +80,8 @@ std::string submit_refs(const domain::execution_context& ctx, const sim_config& 
   std::string refs = "{\"sim_ref\":" + json::quote(ctx.idempotency_key) +
                      ",\"withdrawal_id\":\"wd-" + digest.substr(0, 16) + "\",\"tx_hash\":\"0x" +
                      digest + "\"}";
-  if (c.extra_refs == "{}") return refs;
+  if (c.extra_refs == "{}")
+    return refs;
   auto merged = json::parse_trusted(refs, "sim refs");
   auto extra = json::parse_trusted(c.extra_refs, "config.sim.provider_refs");
   auto& alloc = merged.GetAllocator();
@@ -91,14 +104,16 @@ int polls_so_far(const domain::execution_context& ctx) {
 std::optional<step_result> sim_executor::preflight(const domain::execution_context& ctx) {
   auto c = read_config(ctx);
   simulate_latency(c);
-  if (c.fail_at == "preflight") return result(node_state::failed, "SIM_PREFLIGHT_FAILED");
+  if (c.fail_at == "preflight")
+    return result(node_state::failed, "SIM_PREFLIGHT_FAILED");
   return std::nullopt;
 }
 
 std::optional<domain::prepared_action> sim_executor::prepare(const domain::execution_context& ctx) {
   auto c = read_config(ctx);
   simulate_latency(c);
-  if (c.fail_at == "prepare") return std::nullopt;
+  if (c.fail_at == "prepare")
+    return std::nullopt;
   domain::prepared_action a;
   a.action_type = ctx.action_type;
   a.payload = "{\"action_type\":" + json::quote(ctx.action_type) + ",\"intent\":" + ctx.intent +
@@ -114,6 +129,8 @@ step_result sim_executor::submit(const domain::execution_context& ctx,
   simulate_latency(c);
   if (c.fail_at == "submit")
     return result(node_state::failed, "SIM_SUBMIT_REFUSED"); // refused: no ledger row
+  if (c.submit_delay_ms > 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(c.submit_delay_ms));
   static const db::statement accept{
       "sim_accept",
       "INSERT INTO sim_ledger (idempotency_key, node_id, attempt_no, action_type)"
@@ -127,8 +144,12 @@ step_result sim_executor::submit(const domain::execution_context& ctx,
   auto inserted = db::exec(w, accept, ctx.idempotency_key, ctx.request_node_id, ctx.attempt_no,
                            ctx.action_type);
   bool fenced = false;
-  if (inserted.empty()) fenced = db::exec(w, fenced_q, ctx.idempotency_key)[0][0].as<bool>();
-  if (fenced) return result(node_state::failed, domain::fenced_error_code);
+  if (inserted.empty())
+    fenced = db::exec(w, fenced_q, ctx.idempotency_key)[0][0].as<bool>();
+  if (fenced)
+    return result(node_state::failed, domain::fenced_error_code);
+  if (c.submit_hold_ms > 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(c.submit_hold_ms));
   // A duplicate submit of an accepted key is idempotent: same answer, no
   // second side effect.
   auto r = result(c.unknown_at == "submit" ? node_state::unknown : node_state::submitted);
@@ -141,8 +162,10 @@ step_result sim_executor::submit(const domain::execution_context& ctx,
 step_result sim_executor::observe(const domain::execution_context& ctx) {
   auto c = read_config(ctx);
   simulate_latency(c);
-  if (c.unknown_at == "observe") return result(node_state::unknown);
-  if (c.fail_at == "observe") return result(node_state::failed, "SIM_OBSERVE_FAILED");
+  if (c.unknown_at == "observe")
+    return result(node_state::unknown);
+  if (c.fail_at == "observe")
+    return result(node_state::failed, "SIM_OBSERVE_FAILED");
   int polls = polls_so_far(ctx);
   if (polls < c.polls_until_done) {
     auto r = result(node_state::observing);

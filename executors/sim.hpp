@@ -1,6 +1,7 @@
 #pragma once
 // The built-in `sim` provider (SPEC §4): accepts every action type, driven
-// by the node's `config.sim`, with an at-most-once ledger of its own
+// by the node's `config.sim` (plus `submit_delay_ms` / `submit_hold_ms`
+// around the ledger write, for crash tests), with an at-most-once ledger of its own
 // (`sim_ledger`, written on its own connections, independent of the
 // engine's transactions) that `recover` answers from.
 #include <memory>

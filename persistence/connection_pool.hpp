@@ -21,7 +21,8 @@ public:
         : pool_(&pool), conn_(std::move(c)) {}
     lease(lease&&) = default;
     ~lease() {
-      if (conn_) pool_->give_back(std::move(conn_));
+      if (conn_)
+        pool_->give_back(std::move(conn_));
     }
     pqxx::connection& operator*() { return *conn_; }
     pqxx::connection* operator->() { return conn_.get(); }

@@ -14,7 +14,8 @@ public:
 
   /// The open connection, connecting first when there is none.
   pqxx::connection& get() {
-    if (!conn_ || !conn_->is_open()) conn_ = connect(url_);
+    if (!conn_ || !conn_->is_open())
+      conn_ = connect(url_);
     return *conn_;
   }
   /// Forget a connection that failed; the next get() reconnects.

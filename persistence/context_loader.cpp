@@ -22,7 +22,8 @@ std::vector<std::string> direct_predecessor_keys(const domain::plan& p, const st
 /// Flat merge of objects, later keys win.
 void merge_into(json::document& target, const std::string& object_json) {
   auto src = json::parse(object_json);
-  if (!src || !src->IsObject()) return;
+  if (!src || !src->IsObject())
+    return;
   auto& alloc = target.GetAllocator();
   for (auto& m : src->GetObject()) {
     target.RemoveMember(m.name.GetString());
@@ -55,7 +56,8 @@ context_result build_context(pqxx::transaction_base& tx, const claimed_node& n,
   for (auto row : rows) {
     std::string key = row[0].c_str();
     completed_refs[key] = row[1].c_str();
-    if (std::find(preds.begin(), preds.end(), key) == preds.end()) continue;
+    if (std::find(preds.begin(), preds.end(), key) == preds.end())
+      continue;
     merge_into(provider_context, row[1].c_str());
     auto artifacts = json::parse_trusted(row[2].c_str(), "artifacts");
     for (auto& a : artifacts.GetArray())

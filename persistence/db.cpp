@@ -11,10 +11,12 @@ std::unique_ptr<pqxx::connection> connect(const std::string& url) {
 std::string text_array(const std::vector<std::string>& items) {
   std::string out = "{";
   for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += ',';
+    if (i)
+      out += ',';
     out += '"';
     for (char c : items[i]) {
-      if (c == '"' || c == '\\') out += '\\';
+      if (c == '"' || c == '\\')
+        out += '\\';
       out += c;
     }
     out += '"';
@@ -26,9 +28,11 @@ std::string text_array(const std::vector<std::string>& items) {
 std::vector<std::string> json_string_array(const std::string& json_text) {
   std::vector<std::string> out;
   auto d = json::parse(json_text);
-  if (!d || !d->IsArray()) return out;
+  if (!d || !d->IsArray())
+    return out;
   for (auto& v : d->GetArray())
-    if (v.IsString()) out.emplace_back(v.GetString(), v.GetStringLength());
+    if (v.IsString())
+      out.emplace_back(v.GetString(), v.GetStringLength());
   return out;
 }
 

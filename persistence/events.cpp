@@ -10,7 +10,8 @@ void event_batch::node_changed(const std::string& request_state, const std::stri
 }
 
 void event_batch::flush(pqxx::transaction_base& tx) {
-  if (events_.empty()) return;
+  if (events_.empty())
+    return;
   std::vector<std::string> types, states, keys, node_states, data;
   for (auto& e : events_) {
     types.push_back(e.event_type);

@@ -28,7 +28,8 @@ std::vector<migration> load_migrations(const std::string& dir) {
   std::vector<migration> out;
   for (auto& entry : std::filesystem::directory_iterator(dir)) {
     auto name = entry.path().filename().string();
-    if (entry.path().extension() != ".sql" || name.size() < 6 || !std::isdigit(name[0])) continue;
+    if (entry.path().extension() != ".sql" || name.size() < 6 || !std::isdigit(name[0]))
+      continue;
     out.push_back({std::stoi(name.substr(0, name.find('_'))), name, read_file(entry.path())});
   }
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.version < b.version; });
@@ -60,7 +61,8 @@ int migrate(const std::string& database_url, const std::vector<migration>& migra
       pqxx::work w(*conn);
       if (!w.exec_params("SELECT 1 FROM schema_migrations WHERE version = $1", m.version).empty())
         continue;
-      if (progress) progress("applying " + m.name);
+      if (progress)
+        progress("applying " + m.name);
       w.exec(m.sql);
       w.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.version,
                     m.name);

@@ -16,10 +16,12 @@ create_result create_request(pqxx::transaction_base& tx, plan_cache& plans,
                              const create_params& p) {
   auto existing = tx.exec_params("SELECT id FROM movement_requests WHERE idempotency_key = $1",
                                  p.idempotency_key);
-  if (!existing.empty()) return {existing[0][0].c_str(), true};
+  if (!existing.empty())
+    return {existing[0][0].c_str(), true};
   int version =
       p.template_version ? p.template_version : latest_template_version(tx, p.template_key);
-  if (version == 0) throw std::invalid_argument("unknown template " + p.template_key);
+  if (version == 0)
+    throw std::invalid_argument("unknown template " + p.template_key);
   auto stored = plans.get(tx, p.template_key, version);
   auto r = tx.exec_params(
       "INSERT INTO movement_requests (network_class, template_key, template_version,"
@@ -74,7 +76,8 @@ std::optional<locked_request> lock_request(pqxx::transaction_base& tx, const std
                            " needs_reconcile, to_json(current_frontier)::text, template_key,"
                            " template_version FROM movement_requests WHERE id = $1 FOR UPDATE"};
   auto r = exec(tx, q, id);
-  if (r.empty()) return std::nullopt;
+  if (r.empty())
+    return std::nullopt;
   auto row = r[0];
   return locked_request{*domain::parse_request_state(row[0].c_str()),
                         row[1].as<bool>(),
@@ -146,7 +149,8 @@ reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plan
                                     const reconcile_settings& settings) {
   reconcile_outcome out;
   auto req = lock_request(tx, request_id);
-  if (!req) return out;
+  if (!req)
+    return out;
   out.found = true;
   out.request_state = std::string(domain::to_string(req->state));
   if (!domain::is_active(req->state)) {
@@ -172,7 +176,8 @@ reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plan
   std::string state_name(domain::to_string(state));
   out.request_state = state_name;
   out.terminal = domain::is_terminal(state) || state == request_state::manual_intervention;
-  if (!out.changed && !req->needs_reconcile) return out;
+  if (!out.changed && !req->needs_reconcile)
+    return out;
 
   event_batch events(request_id, settings.callback_max_attempts);
   if (!actions.activate.empty()) {
@@ -213,7 +218,8 @@ approve_result approve_request(pqxx::transaction_base& tx, plan_cache& plans,
   auto r = tx.exec_params("SELECT request_state, expires_at > clock_timestamp()"
                           " FROM movement_requests WHERE id = $1 FOR UPDATE",
                           request_id);
-  if (r.empty()) return out;
+  if (r.empty())
+    return out;
   if (std::string(r[0][0].c_str()) != "PENDING_APPROVAL") {
     out.status = approve_status::conflict;
     return out;
@@ -266,7 +272,8 @@ std::optional<request_snapshot> load_request(pqxx::transaction_base& tx,
   auto r = tx.exec_params("SELECT id, request_state, to_json(current_frontier)::text,"
                           " dispatch_paused, needs_reconcile FROM movement_requests WHERE id = $1",
                           request_id);
-  if (r.empty()) return std::nullopt;
+  if (r.empty())
+    return std::nullopt;
   request_snapshot s;
   s.id = r[0][0].c_str();
   s.request_state = r[0][1].c_str();

@@ -126,7 +126,8 @@ std::optional<double> next_observe_due_in(pqxx::transaction_base& tx,
       " WHERE n.node_state IN ('SUBMITTED', 'OBSERVING') AND r.request_state = 'EXECUTING'"
       " AND r.network_class = $1"};
   auto r = exec(tx, q, network_class);
-  if (r[0][0].is_null()) return std::nullopt;
+  if (r[0][0].is_null())
+    return std::nullopt;
   return r[0][0].as<double>();
 }
 
@@ -141,9 +142,12 @@ std::optional<claimed_node> claim_for_observe(pqxx::transaction_base& tx, const 
 }
 
 int recovery_lane(const std::string& action_type) {
-  if (action_type.find("ccip") != std::string::npos) return 0;
-  if (action_type.find("stargate") != std::string::npos) return 1;
-  if (action_type.rfind("cex_", 0) == 0) return 2;
+  if (action_type.find("ccip") != std::string::npos)
+    return 0;
+  if (action_type.find("stargate") != std::string::npos)
+    return 1;
+  if (action_type.rfind("cex_", 0) == 0)
+    return 2;
   return 3;
 }
 
@@ -248,7 +252,8 @@ void add_artifact(pqxx::transaction_base& tx, const std::string& node_id, int at
 
 void add_generated_artifacts(pqxx::transaction_base& tx, const std::string& node_id, int attempt_no,
                              const std::string& artifacts_json) {
-  if (artifacts_json.empty() || artifacts_json == "[]") return;
+  if (artifacts_json.empty() || artifacts_json == "[]")
+    return;
   static const statement q{"mg_add_generated",
                            "INSERT INTO node_artifacts (node_id, attempt_no, kind, payload)"
                            " SELECT $1, $2, 'generated', a FROM jsonb_array_elements($3::jsonb) a"};

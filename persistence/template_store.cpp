@@ -46,7 +46,8 @@ std::shared_ptr<const stored_plan> plan_cache::get(pqxx::transaction_base& tx,
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = plans_.find({key, version});
-    if (it != plans_.end()) return it->second;
+    if (it != plans_.end())
+      return it->second;
   }
   auto r = tx.exec_params("SELECT plan::text FROM templates WHERE template_key = $1"
                           " AND version = $2",

@@ -34,10 +34,12 @@ std::optional<db::claimed_node> claim_next(pqxx::work& tx, const std::string& ne
   for (;;) {
     auto ids = db::dispatch_candidates(tx, network_class, tried, candidate_window);
     for (auto& id : ids) {
-      if (auto hit = db::claim_for_dispatch(tx, id, network_class)) return hit;
+      if (auto hit = db::claim_for_dispatch(tx, id, network_class))
+        return hit;
       tried.push_back(id);
     }
-    if (static_cast<int>(ids.size()) < candidate_window) return std::nullopt;
+    if (static_cast<int>(ids.size()) < candidate_window)
+      return std::nullopt;
   }
 }
 
@@ -51,7 +53,8 @@ void settle_in_claim(pqxx::work& tx, const db::claimed_node& n, node_state next,
   u.error_code = error_code;
   u.error_detail = detail;
   auto fx = db::apply_node_update(tx, n, u, events);
-  if (fx.needs_reconcile) out.reconcile.push_back(n.request_id);
+  if (fx.needs_reconcile)
+    out.reconcile.push_back(n.request_id);
   log::info("node settled at dispatch", {{"node_id", n.id},
                                          {"node_key", n.node_key},
                                          {"state", domain::to_string(next)},
@@ -60,7 +63,8 @@ void settle_in_claim(pqxx::work& tx, const db::claimed_node& n, node_state next,
 }
 
 void mark_executing(pqxx::work& tx, db::claimed_node& n, db::event_batch& events) {
-  if (n.request_state != "APPROVED") return;
+  if (n.request_state != "APPROVED")
+    return;
   static const db::statement q{"mg_mark_executing",
                                "UPDATE movement_requests SET request_state = 'EXECUTING',"
                                " updated_at = clock_timestamp() WHERE id = $1"};
@@ -87,7 +91,8 @@ domain::sign_request build_sign_request(const domain::execution_context& ctx,
     r.intent.amount = json::get_string(*intent, "amount");
     r.intent.destination = json::get_string(*intent, "destination");
   }
-  if (params) r.intent.chain_family = json::get_string(*params, "chain_family", "evm");
+  if (params)
+    r.intent.chain_family = json::get_string(*params, "chain_family", "evm");
   r.intent.allowed_payload_hash = a.payload_hash;
   r.payload_format = a.payload_format;
   r.payload = a.payload;
@@ -112,9 +117,11 @@ std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, con
   if (stored->graph_hash != n.compiled_plan_hash)
     return fail("PLAN_HASH_DRIFT", "template hash no longer matches the request's plan hash");
   auto built = db::build_context(tx, n, *stored, n.attempt_no + 1);
-  if (!built.ok) return fail(built.error_code, built.error_detail);
+  if (!built.ok)
+    return fail(built.error_code, built.error_detail);
   auto* executor = e.providers.find_executor(n.executor_key);
-  if (!executor) return fail("EXECUTOR_NOT_FOUND", "no executor '" + n.executor_key + "'");
+  if (!executor)
+    return fail("EXECUTOR_NOT_FOUND", "no executor '" + n.executor_key + "'");
 
   n.node_state = "PREPARING"; // lives only inside this transaction
   ready_to_submit r{n, std::move(built.ctx), {}, std::nullopt, executor};
@@ -129,7 +136,8 @@ std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, con
   }
   try {
     auto action = executor->prepare(r.ctx);
-    if (!action) return fail("PREPARE_EMPTY", "executor prepared no action");
+    if (!action)
+      return fail("PREPARE_EMPTY", "executor prepared no action");
     r.action = std::move(*action);
   } catch (const std::exception& ex) {
     return fail("PREPARE_ERROR", ex.what());
@@ -145,7 +153,8 @@ std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, con
     if (n.signer_key.empty())
       return fail("NO_SIGNER_BINDING", "node requires signing but names no signer");
     auto* signer = e.providers.find_signer(n.signer_key);
-    if (!signer) return fail("SIGNER_NOT_FOUND", "no signer '" + n.signer_key + "'");
+    if (!signer)
+      return fail("SIGNER_NOT_FOUND", "no signer '" + n.signer_key + "'");
     try {
       r.signature = signer->sign(build_sign_request(r.ctx, r.action));
     } catch (const std::exception& ex) {
@@ -163,7 +172,8 @@ std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, con
       " RETURNING claim_token::text"};
   auto rows =
       db::exec(tx, submitting, n.id, attempt, r.ctx.idempotency_key, e.settings.runtime_node);
-  if (rows.empty()) throw std::logic_error("claimed node " + n.id + " was not READY");
+  if (rows.empty())
+    throw std::logic_error("claimed node " + n.id + " was not READY");
   auto row = rows[0];
   r.node.node_state = "SUBMITTING";
   r.node.attempt_no = attempt;
@@ -215,7 +225,8 @@ void commit_submit_result(pqxx::connection& c, const ready_to_submit& r,
   db::add_generated_artifacts(tx, r.node.id, r.node.attempt_no, s.generated_artifacts);
   events.flush(tx);
   tx.commit();
-  if (fx.needs_reconcile) out.reconcile.push_back(r.node.request_id);
+  if (fx.needs_reconcile)
+    out.reconcile.push_back(r.node.request_id);
   out.wake_observer |=
       u.next_state == node_state::submitted || u.next_state == node_state::observing;
 }
@@ -235,7 +246,8 @@ void commit_with_retry(db::connection_slot& conn, const ready_to_submit& r,
       log::warn("stale submit result dropped", {{"node_id", r.node.id}, {"detail", ex.what()}});
       return;
     } catch (const std::exception& ex) {
-      if (!db::is_connection_error(ex) || i == attempts) throw;
+      if (!db::is_connection_error(ex) || i == attempts)
+        throw;
       conn.reset();
       log::warn("submit result commit lost its connection; retrying",
                 {{"node_id", r.node.id}, {"try", i}});
@@ -257,7 +269,8 @@ pass_result dispatch_pass(db::connection_slot& conn, const engine& e) {
       tx.commit();
       // Work exists but its rows are busy (observer or reconcile hold the
       // request): look again shortly instead of after a full interval.
-      if (!locked.empty()) out.next_due_in_seconds = busy_retry_seconds;
+      if (!locked.empty())
+        out.next_due_in_seconds = busy_retry_seconds;
       return out;
     }
     out.processed = 1;
@@ -266,7 +279,8 @@ pass_result dispatch_pass(db::connection_slot& conn, const engine& e) {
     events.flush(tx);
     tx.commit();
   }
-  if (!submit) return out;
+  if (!submit)
+    return out;
   auto result = call_submit(*submit);
   if (result.error_code == domain::fenced_error_code) {
     ++out.stale;

@@ -17,7 +17,8 @@ constexpr double busy_retry_seconds = 0.005;
 /// timeout_policy.observe_seconds, or 0 when absent.
 double observe_seconds(const domain::plan& p, const std::string& node_key) {
   auto i = p.find(node_key);
-  if (!i) return 0;
+  if (!i)
+    return 0;
   auto policy = json::parse(p.nodes[*i].timeout_policy_json);
   if (!policy || !policy->IsObject() || !policy->HasMember("observe_seconds") ||
       !(*policy)["observe_seconds"].IsNumber())
@@ -26,7 +27,8 @@ double observe_seconds(const domain::plan& p, const std::string& node_key) {
 }
 
 bool timed_out(const db::claimed_node& n, const db::stored_plan& stored, const engine& e) {
-  if (!e.settings.observe_timeout_enforcement_enabled) return false;
+  if (!e.settings.observe_timeout_enforcement_enabled)
+    return false;
   double limit = observe_seconds(stored.plan, n.node_key);
   return limit > 0 && n.seconds_since_started > limit;
 }
@@ -37,7 +39,8 @@ db::node_update update_from(const db::claimed_node& n, const domain::step_result
   u.next_state = r.next_state.value_or(current);
   u.provider_state = r.provider_state;
   u.provider_refs = r.provider_refs;
-  if (!r.provider_ref_id.empty()) u.provider_ref_id = r.provider_ref_id;
+  if (!r.provider_ref_id.empty())
+    u.provider_ref_id = r.provider_ref_id;
   u.error_code = r.error_code;
   u.error_detail = r.error_detail;
   u.observed = true;
@@ -68,7 +71,8 @@ void observe_claimed(pqxx::work& tx, const db::claimed_node& n, const engine& e,
     auto* executor = e.providers.find_executor(n.executor_key);
     domain::step_result r;
     try {
-      if (!executor) throw domain::executor_error("no executor '" + n.executor_key + "'");
+      if (!executor)
+        throw domain::executor_error("no executor '" + n.executor_key + "'");
       r = executor->observe(built.ctx);
     } catch (const std::exception& ex) {
       // Could not ask: keep the state, ask again after the usual interval.
@@ -84,8 +88,10 @@ void observe_claimed(pqxx::work& tx, const db::claimed_node& n, const engine& e,
   }
   auto fx = db::apply_node_update(tx, n, u, events);
   events.flush(tx);
-  if (fx.needs_reconcile) out.reconcile.push_back(n.request_id);
-  if (u.next_observe_in_seconds && *u.next_observe_in_seconds == 0) out.wake_observer = true;
+  if (fx.needs_reconcile)
+    out.reconcile.push_back(n.request_id);
+  if (u.next_observe_in_seconds && *u.next_observe_in_seconds == 0)
+    out.wake_observer = true;
 }
 
 } // namespace

@@ -16,7 +16,8 @@ domain::recover_result call_recover(const db::claimed_node& n, const domain::exe
                                     const engine& e) {
   auto* executor = e.providers.find_executor(n.executor_key);
   try {
-    if (!executor) throw domain::executor_error("no executor '" + n.executor_key + "'");
+    if (!executor)
+      throw domain::executor_error("no executor '" + n.executor_key + "'");
     return executor->recover(ctx);
   } catch (const std::exception& ex) {
     domain::recover_result r;
@@ -38,7 +39,8 @@ db::node_update update_for(const db::claimed_node& n, const domain::recover_resu
       u.next_state = node_state::unknown;
     u.provider_state = r.provider_state;
     u.provider_refs = r.provider_refs;
-    if (!r.provider_ref_id.empty()) u.provider_ref_id = r.provider_ref_id;
+    if (!r.provider_ref_id.empty())
+      u.provider_ref_id = r.provider_ref_id;
     u.error_code = r.error_code;
     u.error_detail = r.error_detail;
     if (u.next_state == node_state::submitted || u.next_state == node_state::observing)
@@ -87,7 +89,8 @@ pass_result recovery_pass(db::connection_slot& conn, const engine& e, recovery_c
                          ",\"next_state\":" + json::quote(domain::to_string(u.next_state)) + "}");
     auto fx = db::apply_node_update(tx, n, u, events);
     events.flush(tx);
-    if (fx.needs_reconcile) out.reconcile.push_back(n.request_id);
+    if (fx.needs_reconcile)
+      out.reconcile.push_back(n.request_id);
     out.wake_observer |= u.next_observe_in_seconds.has_value();
     ++out.processed;
     if (counts)

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <random>
 
+#include "domain/hash.hpp"
 #include "persistence/db.hpp"
 #include "persistence/migrate.hpp"
 #include "persistence/template_store.hpp"
@@ -11,7 +12,13 @@ namespace mg::test {
 
 namespace {
 
-constexpr const char* template_db = "mg_test_template";
+/// Named after the migrations' content, so a schema change gets a new one.
+std::string template_db_name() {
+  std::string all;
+  for (auto& m : db::bundled_migrations())
+    all += m.sql;
+  return "mg_test_tmpl_" + domain::sha256_hex(all).substr(0, 12);
+}
 constexpr long long template_lock = 0x6d67746573740000;
 
 std::string admin_url_from_env() {
@@ -30,7 +37,7 @@ std::string random_suffix() {
 
 /// Creates the migrated template database once (serialised by an advisory
 /// lock, so parallel test processes agree).
-void ensure_template(const std::string& admin_url) {
+void ensure_template(const std::string& admin_url, const std::string& template_db) {
   auto admin = db::connect(admin_url);
   pqxx::nontransaction tx(*admin);
   tx.exec("SELECT pg_advisory_lock(" + std::to_string(template_lock) + ")");
@@ -54,7 +61,8 @@ std::string url_for_database(const std::string& url, const std::string& dbname) 
 
 db_fixture::db_fixture()
     : conn(""), dbname_("mg_t_" + random_suffix()), admin_url_(admin_url_from_env()) {
-  ensure_template(admin_url_);
+  auto template_db = template_db_name();
+  ensure_template(admin_url_, template_db);
   {
     auto admin = db::connect(admin_url_);
     pqxx::nontransaction tx(*admin);
@@ -125,7 +133,8 @@ std::string db_fixture::create_and_approve(const std::string& template_key,
                                            const std::string& input_params) {
   auto id = create(template_key, input_params);
   auto r = approve(id);
-  if (r.status != db::approve_status::approved) throw std::runtime_error("approve refused");
+  if (r.status != db::approve_status::approved)
+    throw std::runtime_error("approve refused");
   return id;
 }
 
@@ -140,20 +149,23 @@ db::request_snapshot db_fixture::snapshot(const std::string& id) {
   pqxx::work tx(*other);
   auto s = db::load_request(tx, id);
   tx.commit();
-  if (!s) throw std::runtime_error("no request " + id);
+  if (!s)
+    throw std::runtime_error("no request " + id);
   return *s;
 }
 
 std::string db_fixture::node_state(const std::string& id, const std::string& node_key) {
   for (auto& n : snapshot(id).nodes)
-    if (n.node_key == node_key) return n.node_state;
+    if (n.node_key == node_key)
+      return n.node_state;
   throw std::runtime_error("no node " + node_key);
 }
 
 std::string db_fixture::scalar(const std::string& sql) {
   pqxx::nontransaction tx(*other);
   auto r = tx.exec(sql);
-  if (r.empty() || r[0][0].is_null()) return "";
+  if (r.empty() || r[0][0].is_null())
+    return "";
   return r[0][0].c_str();
 }
 

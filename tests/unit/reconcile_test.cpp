@@ -31,14 +31,16 @@ plan make_plan(const std::vector<spec_node>& nodes,
                const std::vector<std::pair<std::string, std::string>>& edges) {
   std::string js = R"({"template_key": "t", "version": 1, "nodes": [)";
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (i) js += ",";
+    if (i)
+      js += ",";
     js += R"({"node_key": ")" + nodes[i].key + R"(", "action_type": ")" + nodes[i].action_type +
           R"(", "side_effect": )" + (nodes[i].side_effect ? "true" : "false") +
           R"(, "config": {}})";
   }
   js += R"(], "edges": [)";
   for (size_t i = 0; i < edges.size(); ++i) {
-    if (i) js += ",";
+    if (i)
+      js += ",";
     js += R"([")" + edges[i].first + R"(", ")" + edges[i].second + R"("])";
   }
   js += "]}";
@@ -70,7 +72,8 @@ reconcile_input make_input(const plan& p, request_state s, const std::map<std::s
 
 node_view& node_of(reconcile_input& in, const std::string& key) {
   for (auto& n : in.nodes)
-    if (n.node_key == key) return n;
+    if (n.node_key == key)
+      return n;
   BOOST_FAIL("no node " + key);
   throw; // unreachable
 }
@@ -85,7 +88,8 @@ reconcile_input apply(const reconcile_input& in, const reconcile_actions& a) {
   for (auto& n : out.nodes)
     if (std::find(a.activate.begin(), a.activate.end(), n.node_key) != a.activate.end())
       n.state = N::ready;
-  if (a.new_state) out.state = *a.new_state;
+  if (a.new_state)
+    out.state = *a.new_state;
   out.dispatch_paused = a.dispatch_paused;
   out.attention_raised = a.attention_raised;
   out.frontier = a.frontier;
@@ -114,8 +118,10 @@ std::string describe(const reconcile_input& in) {
   std::string s = std::string(to_string(in.state)) + " [";
   for (auto& n : in.nodes) {
     s += " " + n.node_key + "=" + std::string(to_string(n.state));
-    if (!n.error_code.empty()) s += "(" + n.error_code + ")";
-    if (n.unknown_for_seconds > 0) s += "(" + std::to_string(n.unknown_for_seconds) + "s)";
+    if (!n.error_code.empty())
+      s += "(" + n.error_code + ")";
+    if (n.unknown_for_seconds > 0)
+      s += "(" + std::to_string(n.unknown_for_seconds) + "s)";
   }
   s += " ] paused=" + std::to_string(in.dispatch_paused) +
        " attention=" + std::to_string(in.attention_raised);
@@ -678,7 +684,8 @@ BOOST_AUTO_TEST_CASE(reconcile_is_idempotent) {
       BOOST_TEST(second.activate.empty());
       BOOST_TEST(!second.new_state.has_value());
       BOOST_TEST(str(second.attention) == "none");
-      if (first.new_state) BOOST_TEST(transition_allowed(c.in.state, *first.new_state));
+      if (first.new_state)
+        BOOST_TEST(transition_allowed(c.in.state, *first.new_state));
     }
   }
 }
@@ -697,7 +704,8 @@ BOOST_AUTO_TEST_CASE(inactive_request_states_get_no_actions) {
   };
   inputs[3].frontier = {"stale"};
   for (auto s : all_request_states) {
-    if (s == R::approved || s == R::executing || s == R::waiting_manual_action) continue;
+    if (s == R::approved || s == R::executing || s == R::waiting_manual_action)
+      continue;
     for (auto in : inputs) {
       in.state = s;
       auto out = mg::domain::reconcile(p, in);
@@ -726,7 +734,8 @@ BOOST_AUTO_TEST_CASE(inactive_request_states_get_no_actions) {
 BOOST_AUTO_TEST_CASE(affects_reconcile_except_starting_or_staying_in_flight) {
   for (auto from : all_node_states)
     for (auto to : all_node_states) {
-      if (from == to) continue;
+      if (from == to)
+        continue;
       BOOST_TEST_CONTEXT(to_string(from) << " -> " << to_string(to)) {
         bool starts_or_stays_in_flight =
             is_submitted_in_flight(to) && (from == N::ready || is_submitted_in_flight(from));
@@ -769,7 +778,8 @@ BOOST_AUTO_TEST_CASE(affects_reconcile_false_only_when_reconcile_output_is_uncha
   for (auto& ctx : contexts)
     for (auto from : all_node_states)
       for (auto to : all_node_states) {
-        if (from == to || affects_reconcile(from, to) || !transition_allowed(from, to)) continue;
+        if (from == to || affects_reconcile(from, to) || !transition_allowed(from, to))
+          continue;
         auto before = make_input(p, R::executing, {{"root", N::completed}, {"left", ctx.left}},
                                  ctx.paused, ctx.attention_raised);
         set_state(before, "right", from);

@@ -1,0 +1,101 @@
+// Supervision: a core worker failing outside its loop stops the runtime with
+// exit code 1; a crashing sidecar is logged and restarted, nothing else is
+// touched; errors inside a pass are counted and the worker goes on.
+#include <boost/test/unit_test.hpp>
+
+#include "tests/support/runtime_fixture.hpp"
+
+using namespace mg;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// A worker whose pass escapes the loop runner's error handling (a non-std
+/// exception stands for any failure the loop does not catch) on pass `n`.
+actors::worker_spec crasher(const std::string& name, actors::worker_group group,
+                            std::shared_ptr<std::atomic<int>> passes, int fail_on) {
+  return {name, group, domain::loop_policy{0.05, 0, false},
+          [passes, fail_on](db::connection_slot&) {
+            if (++*passes % fail_on == 0)
+              throw 42;
+            return workers::pass_result{};
+          }};
+}
+
+std::string supervisor_status(test::runtime_fixture& f) {
+  std::string out;
+  (*f.self)
+      ->request(f.rt->supervisor(), 5s, actors::status_atom::value)
+      .receive([&](const std::string& s) { out = s; }, [&](caf::error&) { out = "error"; });
+  return out;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(supervision)
+
+BOOST_FIXTURE_TEST_CASE(core_worker_failure_stops_runtime_with_exit_code_1, test::runtime_fixture) {
+  auto passes = std::make_shared<std::atomic<int>>(0);
+  start({crasher("test_core_crasher", actors::worker_group::core, passes, 3)});
+  int code = wait_exit(15s);
+  BOOST_TEST(code == 1);
+  BOOST_TEST(passes->load() == 3); // it was not restarted
+  // Every other worker stopped cleanly before the verdict was reported.
+  BOOST_TEST(count("SELECT count(*) FROM worker_heartbeats WHERE runtime_node = 'test-node'") >= 5);
+}
+
+BOOST_FIXTURE_TEST_CASE(sidecar_crash_is_restarted_and_runtime_goes_on, test::runtime_fixture) {
+  auto passes = std::make_shared<std::atomic<int>>(0);
+  // Fails on every second pass: each incarnation runs one good pass, then crashes.
+  start({crasher("test_sidecar_crasher", actors::worker_group::sidecar, passes, 2)});
+  // First restart after 1 s, second after 2 s more.
+  BOOST_TEST(eventually([&] { return passes->load() >= 4; }, 6s));
+  auto status = supervisor_status(*this);
+  BOOST_TEST(status.find("\"name\":\"test_sidecar_crasher\",\"group\":\"sidecar\"") !=
+             std::string::npos);
+  BOOST_TEST(status.find("\"crashes\":0") != std::string::npos); // core workers untouched
+  // The core keeps working while the sidecar crashes.
+  add_template(R"({"template_key": "one", "version": 1,
+    "nodes": [{"node_key": "a", "action_type": "step"}], "edges": []})");
+  auto id = approve_and_notify("one");
+  BOOST_TEST(eventually([&] { return snapshot(id).request_state == "COMPLETED"; }, 10s));
+  BOOST_TEST_MESSAGE("state " << snapshot(id).request_state << " node " << node_state(id, "a"));
+  BOOST_TEST(stop() == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(pass_errors_are_counted_and_the_worker_continues, test::runtime_fixture) {
+  auto passes = std::make_shared<std::atomic<int>>(0);
+  actors::worker_spec failing{"test_failing_pass", actors::worker_group::core,
+                              domain::loop_policy{0.05, 0, false},
+                              [passes](db::connection_slot&) -> workers::pass_result {
+                                ++*passes;
+                                throw std::runtime_error("provider down");
+                              }};
+  start({failing});
+  // Four failures in a row at the interval; the fifth starts the backoff
+  // (2^5 = 32 s), so the count stops at 5 for a while.
+  BOOST_TEST(eventually([&] { return passes->load() >= 5; }, 5s));
+  std::this_thread::sleep_for(1s);
+  BOOST_TEST(passes->load() == 5);
+  BOOST_TEST(eventually(
+      [&] {
+        return scalar("SELECT consecutive_errors FROM worker_heartbeats"
+                      " WHERE worker_name = 'test_failing_pass'") == "5";
+      },
+      3s));
+  BOOST_TEST(scalar("SELECT status FROM worker_heartbeats WHERE worker_name = "
+                    "'test_failing_pass'") == "backing_off");
+  BOOST_TEST(stop() == 0); // a failing pass is not a failing worker
+}
+
+BOOST_FIXTURE_TEST_CASE(heartbeats_are_seeded_for_the_network_class, test::runtime_fixture) {
+  settings.network_class = "testnet";
+  apply_settings();
+  start();
+  for (auto* w : {"node_dispatcher", "node_observer", "node_recovery", "reconcile_sweep"})
+    BOOST_TEST(count(std::string("SELECT count(*) FROM worker_heartbeats WHERE worker_name = '") +
+                     w + "' AND network_class = 'testnet' AND runtime_node = 'test-node'") == 1);
+  BOOST_TEST(stop() == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,92 @@
+// Wake-ups and drain passes make the common path fast; with
+// MG_WAKEUPS_ENABLED=false the reference's polling timing holds.
+#include <boost/test/unit_test.hpp>
+
+#include "tests/support/runtime_fixture.hpp"
+
+using namespace mg;
+using namespace std::chrono_literals;
+
+namespace {
+
+const char* chain3 = R"({"template_key": "chain3", "version": 1,
+  "nodes": [{"node_key": "a", "action_type": "step", "side_effect": true},
+            {"node_key": "b", "action_type": "step"},
+            {"node_key": "c", "action_type": "step"}],
+  "edges": [["a", "b"], ["b", "c"]]})";
+
+/// Roots that stay OBSERVING for a long time: no completion, so no further
+/// wake-up reaches the dispatcher after the first.
+const char* parked = R"({"template_key": "parked", "version": 1,
+  "nodes": [{"node_key": "a", "action_type": "step",
+             "config": {"sim": {"polls_until_done": 1000, "retry_after_seconds": 300}}}],
+  "edges": []})";
+
+void slow_polling(config::settings& s) {
+  s.node_dispatch_interval_seconds = 30;
+  s.node_observe_interval_seconds = 30;
+  s.reconcile_interval_seconds = 30;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(wakeups)
+
+BOOST_FIXTURE_TEST_CASE(wakeups_drive_a_chain_far_faster_than_the_poll_interval,
+                        test::runtime_fixture) {
+  slow_polling(settings);
+  apply_settings();
+  add_template(chain3);
+  start();
+  std::this_thread::sleep_for(300ms); // the start passes are done
+  auto id = approve_and_notify("chain3");
+  BOOST_TEST(eventually([&] { return snapshot(id).request_state == "COMPLETED"; }, 3s));
+}
+
+BOOST_FIXTURE_TEST_CASE(wakeups_off_waits_for_the_reference_interval, test::runtime_fixture) {
+  slow_polling(settings);
+  settings.wakeups_enabled = false;
+  apply_settings();
+  add_template(chain3);
+  start();
+  std::this_thread::sleep_for(300ms);
+  auto id = approve_and_notify("chain3");
+  std::this_thread::sleep_for(2s);
+  BOOST_TEST(node_state(id, "a") == "READY"); // next dispatcher tick is 30 s away
+}
+
+BOOST_FIXTURE_TEST_CASE(notify_from_another_process_wakes_the_dispatcher, test::runtime_fixture) {
+  slow_polling(settings);
+  apply_settings();
+  add_template(chain3);
+  start();
+  std::this_thread::sleep_for(300ms);
+  // Approve only in the database (as another process would): the NOTIFY
+  // is the only signal.
+  auto id = create_and_approve("chain3");
+  BOOST_TEST(eventually([&] { return node_state(id, "a") != "READY"; }, 2s));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_pass_that_processed_an_item_is_followed_at_once, test::runtime_fixture) {
+  slow_polling(settings);
+  apply_settings();
+  add_template(parked);
+  start();
+  std::this_thread::sleep_for(300ms);
+  // Five approvals in one transaction: one NOTIFY, one wake-up.
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i)
+    ids.push_back(create("parked"));
+  {
+    pqxx::work tx(*other);
+    for (auto& id : ids)
+      db::approve_request(tx, ctx->plans, id, "approver", ctx->e.reconcile_settings());
+    tx.commit();
+  }
+  auto submitted = [&] {
+    return count("SELECT count(*) FROM movement_request_nodes WHERE node_state <> 'READY'");
+  };
+  BOOST_TEST(eventually([&] { return submitted() == 5; }, 2s));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

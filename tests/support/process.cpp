@@ -1,0 +1,81 @@
+#include "tests/support/process.hpp"
+
+#include <csignal>
+#include <fcntl.h>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace mg::test {
+
+std::string movegate_binary() {
+  return MG_BINARY_DIR "/movegate";
+}
+
+child::child(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
+             const std::string& log_path)
+    : log_path_(log_path) {
+  pid_ = fork();
+  if (pid_ < 0)
+    throw std::runtime_error("fork failed");
+  if (pid_ == 0) {
+    int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    for (auto& [k, v] : env)
+      setenv(k.c_str(), v.c_str(), 1);
+    std::vector<std::string> argv_s{movegate_binary()};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_s)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+}
+
+child::~child() {
+  if (running()) {
+    signal(SIGKILL);
+    wait(std::chrono::seconds(5));
+  }
+}
+
+void child::signal(int sig) {
+  if (pid_ > 0)
+    ::kill(pid_, sig);
+}
+
+bool child::running() {
+  if (status_ >= 0 || pid_ <= 0)
+    return false;
+  int st = 0;
+  if (waitpid(pid_, &st, WNOHANG) == pid_) {
+    status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return false;
+  }
+  return true;
+}
+
+int child::wait(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (running()) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return status_;
+}
+
+std::string child::log() const {
+  std::ifstream in(log_path_);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+} // namespace mg::test
