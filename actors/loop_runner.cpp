@@ -106,7 +106,8 @@ void run_pass(worker_actor::stateful_pointer<loop_state> self, const worker_spec
 
 worker_actor::behavior_type loop_worker(worker_actor::stateful_pointer<loop_state> self,
                                         worker_spec spec, worker_env env) {
-  self->state.conn = std::make_unique<db::connection_slot>(env.database_url);
+  self->state.conn = std::make_unique<db::connection_slot>(
+      db::with_application_name(env.database_url, "movegate:" + spec.name));
   return {
       [=](tick_atom, uint64_t gen) {
         auto& st = self->state;

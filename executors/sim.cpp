@@ -221,7 +221,8 @@ domain::health_result sim_signer::health() {
 
 domain::provider_registry builtin_providers(const std::string& database_url) {
   domain::provider_registry r;
-  auto ledger = std::make_shared<db::connection_pool>(database_url, 4);
+  auto ledger = std::make_shared<db::connection_pool>(
+      db::with_application_name(database_url, "movegate:sim-ledger"), 4);
   r.executors["sim"] = std::make_shared<sim_executor>(ledger);
   r.signers["sim"] = std::make_shared<sim_signer>();
   return r;

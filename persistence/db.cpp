@@ -8,6 +8,13 @@ std::unique_ptr<pqxx::connection> connect(const std::string& url) {
   return std::make_unique<pqxx::connection>(url);
 }
 
+std::string with_application_name(const std::string& url, const std::string& name) {
+  bool uri = url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0;
+  if (uri)
+    return url + (url.find('?') == std::string::npos ? "?" : "&") + "application_name=" + name;
+  return url + " application_name='" + name + "'";
+}
+
 std::string text_array(const std::vector<std::string>& items) {
   std::string out = "{";
   for (size_t i = 0; i < items.size(); ++i) {

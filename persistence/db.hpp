@@ -10,6 +10,10 @@ namespace mg::db {
 /// Opens a connection; the URL is never logged (it may carry a password).
 std::unique_ptr<pqxx::connection> connect(const std::string& url);
 
+/// `url` with application_name set, so pg_stat_activity shows which worker
+/// holds a connection. Works for URI and key=value connection strings.
+std::string with_application_name(const std::string& url, const std::string& name);
+
 /// A text[] literal ("{a,b}") for `$n::text[]` parameters.
 std::string text_array(const std::vector<std::string>& items);
 
