@@ -201,7 +201,7 @@ BOOST_FIXTURE_TEST_CASE(fifo_by_request_created_at, test::db_fixture) {
   auto x = create_and_approve("solo");
   auto y = create_and_approve("solo");
   auto z = create_and_approve("solo");
-  // created_at well apart, in creation order (it is immutable afterwards)
+  // created_at well apart, keeping creation order
   exec("UPDATE movement_requests SET created_at = created_at - interval '3 minutes' WHERE id = '" +
        x + "'");
   exec("UPDATE movement_requests SET created_at = created_at - interval '2 minutes' WHERE id = '" +
@@ -227,8 +227,9 @@ BOOST_FIXTURE_TEST_CASE(fifo_by_request_created_at, test::db_fixture) {
                  "after pass " << i << " request " << j);
   }
   // the provider saw them in the same order
-  auto ledger_order = scalar("SELECT string_agg(m.request_id::text, ',' ORDER BY l.accepted_at)"
-                             " FROM sim_ledger l JOIN movement_request_nodes m ON m.id = l.node_id");
+  auto ledger_order =
+      scalar("SELECT string_agg(m.request_id::text, ',' ORDER BY l.accepted_at)"
+             " FROM sim_ledger l JOIN movement_request_nodes m ON m.id = l.node_id");
   BOOST_TEST(ledger_order == x + "," + y + "," + z);
 }
 
@@ -513,8 +514,10 @@ BOOST_FIXTURE_TEST_CASE(unresolved_ref_and_plan_drift_fail_the_node, test::db_fi
 }
 
 BOOST_FIXTURE_TEST_CASE(sim_outcomes_at_dispatch, test::db_fixture) {
-  add_template(one_node("f_pre", "chain_transfer", R"("config": {"sim": {"fail_at": "preflight"}})"));
-  add_template(one_node("f_prep", "chain_transfer", R"("config": {"sim": {"fail_at": "prepare"}})"));
+  add_template(
+      one_node("f_pre", "chain_transfer", R"("config": {"sim": {"fail_at": "preflight"}})"));
+  add_template(
+      one_node("f_prep", "chain_transfer", R"("config": {"sim": {"fail_at": "prepare"}})"));
   add_template(one_node("f_sub", "chain_transfer", R"("config": {"sim": {"fail_at": "submit"}})"));
   add_template(
       one_node("u_sub", "chain_transfer", R"("config": {"sim": {"unknown_at": "submit"}})"));
@@ -600,8 +603,8 @@ BOOST_FIXTURE_TEST_CASE(events_get_outbox_rows_with_a_callback_url, test::db_fix
     return count("SELECT count(*) FROM movement_events WHERE request_id = '" + id + "'");
   };
   BOOST_TEST(events_of(with_cb) >= 8);
-  BOOST_TEST(count("SELECT count(*) FROM movement_callback_outbox WHERE request_id = '" +
-                   with_cb + "'") == events_of(with_cb));
+  BOOST_TEST(count("SELECT count(*) FROM movement_callback_outbox WHERE request_id = '" + with_cb +
+                   "'") == events_of(with_cb));
   // every event has exactly its own pending row
   BOOST_TEST(count("SELECT count(*) FROM movement_events e"
                    " LEFT JOIN movement_callback_outbox o ON o.event_id = e.id"

@@ -108,12 +108,12 @@ BOOST_FIXTURE_TEST_CASE(next_observe_at_is_honoured, test::db_fixture) {
 BOOST_FIXTURE_TEST_CASE(retry_hint_precedence, test::db_fixture) {
   add_template(one_node("hint7", "chain_transfer",
                         R"("config": {"sim": {"retry_after_seconds": 7, "polls_until_done": 2}})"));
-  add_template(one_node(
-      "cexnull", "cex_withdrawal_status",
-      R"("config": {"sim": {"retry_after_seconds": null, "polls_until_done": 2}})"));
-  add_template(one_node(
-      "othernull", "some_unlisted_action",
-      R"("config": {"sim": {"retry_after_seconds": null, "polls_until_done": 2}})"));
+  add_template(
+      one_node("cexnull", "cex_withdrawal_status",
+               R"("config": {"sim": {"retry_after_seconds": null, "polls_until_done": 2}})"));
+  add_template(
+      one_node("othernull", "some_unlisted_action",
+               R"("config": {"sim": {"retry_after_seconds": null, "polls_until_done": 2}})"));
   add_template(
       one_node("huge", "chain_transfer",
                R"("config": {"sim": {"retry_after_seconds": 10000, "polls_until_done": 2}})"));

@@ -177,8 +177,8 @@ BOOST_FIXTURE_TEST_CASE(approving_twice_is_a_conflict, test::db_fixture) {
   BOOST_TEST(scalar(row) == before);
   BOOST_TEST(events_of(*this, id) == events);
   BOOST_TEST(events_of(*this, id, "event_type = 'request_approved'") == 1);
-  BOOST_TEST((approve("00000000-0000-0000-0000-000000000000").status ==
-              db::approve_status::not_found));
+  BOOST_TEST(
+      (approve("00000000-0000-0000-0000-000000000000").status == db::approve_status::not_found));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
