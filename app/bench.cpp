@@ -42,6 +42,7 @@ struct bench_options {
   double compare_cap_seconds = 90;
   bool json = false;
   bool compare = true;
+  int nodes_per_movement = 0; // from the template
 };
 
 void progress(const std::string& line) {
@@ -180,10 +181,6 @@ template <class F> void with_runtime(const config::settings& s, F body) {
   self->receive([](actors::done_atom, int) {}, caf::after(std::chrono::seconds(30)) >> [] {});
 }
 
-int nodes_of(const std::string& shape) {
-  return shape == "fan4" || shape == "chain4" ? 4 : 4;
-}
-
 std::string fmt(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f", v);
@@ -193,7 +190,7 @@ std::string fmt(double v) {
 void print_table(const bench_options& o, const phase_result& t, const phase_result& l,
                  const phase_result* off) {
   std::printf("movegate bench — shape %s, %d movements x %d nodes, sim zero latency\n",
-              o.shape.c_str(), o.movements, nodes_of(o.shape));
+              o.shape.c_str(), o.movements, o.nodes_per_movement);
   std::printf("%-44s %12s\n", "metric", "value");
   std::printf("%-44s %12s\n", "throughput: movements/s", fmt(t.movements_per_s).c_str());
   std::printf("%-44s %12s\n", "throughput: nodes/s", fmt(t.nodes_per_s).c_str());
@@ -252,6 +249,13 @@ int cmd_bench(const args& a) {
   phase_result throughput, latency, off;
   s.wakeups_enabled = true;
   with_runtime(s, [&](actors::runtime& rt) {
+    {
+      pqxx::work tx(*conn);
+      o.nodes_per_movement =
+          static_cast<int>(rt.plans()
+                               .get(tx, template_key, db::latest_template_version(tx, template_key))
+                               ->plan.nodes.size());
+    }
     auto prefix = "bench-" + run + "-t-";
     progress("creating " + std::to_string(o.movements) + " " + o.shape + " movements");
     auto ids = create_movements(*conn, rt, template_key, prefix, o.movements);
@@ -259,7 +263,7 @@ int cmd_bench(const args& a) {
     for (auto& id : ids)
       approve(*conn, rt, id);
     wait_settled(*conn, prefix + "%", o.movements, 600, "throughput");
-    measure_throughput(*conn, prefix + "%", nodes_of(o.shape), throughput);
+    measure_throughput(*conn, prefix + "%", o.nodes_per_movement, throughput);
 
     auto lprefix = "bench-" + run + "-l-";
     progress("latency: " + std::to_string(o.latency_movements) + " paced approvals");

@@ -243,10 +243,14 @@ approve_result approve_request(pqxx::transaction_base& tx, plan_cache& plans,
 
 std::vector<std::string> reconcile_sweep_candidates(pqxx::transaction_base& tx,
                                                     const std::string& network_class,
-                                                    double unknown_escalate_seconds, int limit) {
+                                                    double unknown_escalate_seconds, int limit,
+                                                    double grace_seconds) {
   auto r = tx.exec_params(
       "(SELECT id FROM movement_requests WHERE needs_reconcile AND network_class = $1"
-      "  ORDER BY updated_at LIMIT $3)"
+      "  AND request_state IN ('APPROVED', 'EXECUTING', 'WAITING_MANUAL_ACTION')"
+      "  AND (reconcile_requested_at IS NULL"
+      "       OR reconcile_requested_at <= clock_timestamp() - make_interval(secs => $4))"
+      "  ORDER BY created_at LIMIT $3)"
       " UNION "
       "(SELECT r.id FROM movement_requests r WHERE r.request_state = 'EXECUTING'"
       "  AND r.network_class = $1 AND EXISTS (SELECT 1 FROM movement_request_nodes n"
@@ -254,7 +258,7 @@ std::vector<std::string> reconcile_sweep_candidates(pqxx::transaction_base& tx,
       "   AND (n.error_code = 'OBSERVATION_TIMEOUT'"
       "        OR n.unknown_since <= clock_timestamp() - make_interval(secs => $2)))"
       "  LIMIT $3)",
-      network_class, unknown_escalate_seconds, limit);
+      network_class, unknown_escalate_seconds, limit, grace_seconds);
   std::vector<std::string> ids;
   for (auto row : r)
     ids.emplace_back(row[0].c_str());

@@ -66,12 +66,14 @@ approve_result approve_request(pqxx::transaction_base& tx, plan_cache& plans,
                                const std::string& request_id, const std::string& approver,
                                const reconcile_settings& settings);
 
-/// Unlocked snapshot: requests flagged needs_reconcile, plus EXECUTING
-/// requests holding a settled UNKNOWN node (escalation needs no node change,
-/// only time, so nothing else would flag them).
+/// Unlocked snapshot: active requests flagged needs_reconcile for at least
+/// `grace_seconds` (a live movement actor reconciles within milliseconds),
+/// plus EXECUTING requests holding a settled UNKNOWN node (escalation needs
+/// no node change, only time, so nothing else would flag them).
 std::vector<std::string> reconcile_sweep_candidates(pqxx::transaction_base& tx,
                                                     const std::string& network_class,
-                                                    double unknown_escalate_seconds, int limit);
+                                                    double unknown_escalate_seconds, int limit,
+                                                    double grace_seconds = 1.0);
 
 /// Locks the request row unless someone else holds it (SKIP LOCKED).
 bool try_lock_request(pqxx::transaction_base& tx, const std::string& request_id);

@@ -198,6 +198,8 @@ update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node&
   static const statement flag_request{
       "mg_flag_request",
       "UPDATE movement_requests SET needs_reconcile = needs_reconcile OR $2,"
+      " reconcile_requested_at = CASE WHEN $2 AND NOT needs_reconcile THEN clock_timestamp()"
+      "   ELSE reconcile_requested_at END,"
       " dispatch_paused = dispatch_paused OR $3, updated_at = clock_timestamp() WHERE id = $1"};
   if (fx.needs_reconcile || fx.pauses_dispatch)
     exec(tx, flag_request, n.request_id, fx.needs_reconcile, fx.pauses_dispatch);

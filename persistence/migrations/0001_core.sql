@@ -54,6 +54,9 @@ CREATE TABLE movement_requests (
   expires_at         timestamptz,
   current_frontier   text[] NOT NULL DEFAULT '{}',
   needs_reconcile    boolean NOT NULL DEFAULT false,
+  -- when needs_reconcile last went true: the sweep leaves a live movement
+  -- actor a moment to do its work first
+  reconcile_requested_at timestamptz,
   dispatch_paused    boolean NOT NULL DEFAULT false,
   -- request_attention already sent for the current failure episode.
   attention_raised   boolean NOT NULL DEFAULT false,
@@ -63,13 +66,11 @@ CREATE TABLE movement_requests (
   created_at         timestamptz NOT NULL DEFAULT clock_timestamp(),
   updated_at         timestamptz NOT NULL DEFAULT clock_timestamp(),
   FOREIGN KEY (template_key, template_version) REFERENCES templates (template_key, version)
-);
--- Claimable requests in FIFO order (dispatcher, observer).
-CREATE INDEX movement_requests_active_fifo ON movement_requests (network_class, created_at)
-  WHERE request_state IN ('APPROVED', 'EXECUTING');
--- The reconcile sweep.
-CREATE INDEX movement_requests_needs_reconcile ON movement_requests (updated_at)
-  WHERE needs_reconcile;
+) WITH (fillfactor = 80);
+-- Requests the workers drive (the reconcile sweep walks these). No index
+-- names the flags or updated_at, so flag updates stay HOT (no index writes).
+CREATE INDEX movement_requests_active ON movement_requests (network_class, created_at)
+  WHERE request_state IN ('APPROVED', 'EXECUTING', 'WAITING_MANUAL_ACTION');
 CREATE INDEX movement_requests_state_created ON movement_requests (request_state, created_at, id);
 
 CREATE TABLE movement_request_nodes (
@@ -109,7 +110,7 @@ CREATE TABLE movement_request_nodes (
   ever_submitted   boolean NOT NULL DEFAULT false,
   updated_at       timestamptz NOT NULL DEFAULT clock_timestamp(),
   UNIQUE (request_id, node_key)
-);
+) WITH (fillfactor = 80);
 -- Partial indexes matching the claim predicates exactly.
 CREATE INDEX nodes_dispatch_ready ON movement_request_nodes (request_created_at, position)
   WHERE node_state = 'READY' AND action_type NOT LIKE 'manual\_%';

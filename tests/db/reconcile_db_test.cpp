@@ -129,6 +129,13 @@ BOOST_FIXTURE_TEST_CASE(sweep_reconciles_flagged_requests, test::db_fixture) {
   workers::observe_pass(conn, engine());
   BOOST_REQUIRE(snapshot(id).needs_reconcile); // nobody reconciled it
 
+  // A live movement actor gets a moment first: a fresh flag is left alone.
+  BOOST_TEST(workers::reconcile_sweep_pass(conn, engine()).processed == 0);
+  BOOST_TEST(snapshot(id).needs_reconcile);
+  // Its actor died: after the grace the sweep takes over.
+  exec("UPDATE movement_requests SET reconcile_requested_at = now() - interval '2 seconds'"
+       " WHERE id = '" +
+       id + "'");
   auto r = workers::reconcile_sweep_pass(conn, engine());
   BOOST_TEST(r.processed == 1);
   BOOST_TEST(r.wake_dispatcher);
