@@ -48,4 +48,78 @@ BOOST_FIXTURE_TEST_CASE(chain_completes_through_the_passes, test::db_fixture) {
              1);
 }
 
+namespace {
+
+const char* fan_with_failing_leg = R"({"template_key": "fan_fail", "version": 1,
+  "nodes": [{"node_key": "fund", "action_type": "cex_withdrawal", "side_effect": true},
+            {"node_key": "left", "action_type": "chain_transfer", "side_effect": true,
+             "config": {"sim": {"fail_at": "observe"}}},
+            {"node_key": "right", "action_type": "chain_transfer", "side_effect": true,
+             "config": {"sim": {"polls_until_done": 2, "retry_after_seconds": 0}}},
+            {"node_key": "join", "action_type": "step"}],
+  "edges": [["fund", "left"], ["fund", "right"], ["left", "join"], ["right", "join"]]})";
+
+const char* manual_mid_dag = R"({"template_key": "manual_mid", "version": 1,
+  "nodes": [{"node_key": "a", "action_type": "step"},
+            {"node_key": "sign_off", "action_type": "manual_sign_off"},
+            {"node_key": "c", "action_type": "step"}],
+  "edges": [["a", "sign_off"], ["sign_off", "c"]]})";
+
+/// Runs dispatch, observe and reconcile passes until nothing moves.
+void drive(test::db_fixture& f, const std::string& id) {
+  for (int i = 0; i < 20; ++i) {
+    int moved = workers::dispatch_pass(f.conn, f.engine()).processed;
+    moved += workers::observe_pass(f.conn, f.engine()).processed;
+    moved += f.reconcile(id).changed;
+    if (!moved)
+      return;
+  }
+}
+
+} // namespace
+
+BOOST_FIXTURE_TEST_CASE(failed_branch_waits_for_the_sibling_in_flight_then_gives_the_verdict,
+                        test::db_fixture) {
+  add_template(fan_with_failing_leg);
+  auto id = create_and_approve("fan_fail");
+  workers::dispatch_pass(conn, engine());
+  workers::observe_pass(conn, engine());
+  reconcile(id); // fund completed: left and right READY
+  workers::dispatch_pass(conn, engine());
+  workers::dispatch_pass(conn, engine()); // both legs submitted
+  workers::observe_pass(conn, engine());  // left FAILED, right OBSERVING (1 of 2 polls)
+  reconcile(id);
+  BOOST_TEST(node_state(id, "left") == "FAILED");
+  BOOST_TEST(node_state(id, "right") == "OBSERVING");
+  auto s = snapshot(id);
+  BOOST_TEST(s.request_state == "EXECUTING"); // settle before verdict
+  BOOST_TEST(s.dispatch_paused);
+  BOOST_TEST(count("SELECT count(*) FROM movement_events WHERE request_id = '" + id +
+                   "' AND event_type = 'request_attention'") == 1); // at once, rule 2 would apply
+  drive(*this, id); // the observer keeps following `right` to its end
+  BOOST_TEST(node_state(id, "right") == "COMPLETED");
+  BOOST_TEST(node_state(id, "join") == "BLOCKED"); // the gate stays shut
+  BOOST_TEST(snapshot(id).request_state == "MANUAL_INTERVENTION");
+}
+
+BOOST_FIXTURE_TEST_CASE(manual_node_mid_dag_parks_the_request, test::db_fixture) {
+  add_template(manual_mid_dag);
+  auto id = create_and_approve("manual_mid");
+  drive(*this, id);
+  BOOST_TEST(node_state(id, "a") == "COMPLETED");
+  BOOST_TEST(node_state(id, "sign_off") == "READY");
+  BOOST_TEST(snapshot(id).request_state == "WAITING_MANUAL_ACTION");
+  // The dispatcher never claims a manual_* node.
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 0);
+  BOOST_TEST(node_state(id, "sign_off") == "READY");
+  // An operator completes it (the API will do exactly this): the request
+  // goes back to work and finishes.
+  exec("UPDATE movement_request_nodes SET node_state = 'COMPLETED' WHERE node_key = 'sign_off'");
+  exec("UPDATE movement_requests SET needs_reconcile = true WHERE id = '" + id + "'");
+  reconcile(id);
+  BOOST_TEST(snapshot(id).request_state == "EXECUTING");
+  drive(*this, id);
+  BOOST_TEST(snapshot(id).request_state == "COMPLETED");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
