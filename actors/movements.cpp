@@ -93,8 +93,11 @@ movement_registry(movement_registry_actor::stateful_pointer<registry_state> self
           // The same request always goes to the same reconciler, so two
           // reconciles of one request never contend for its lock.
           auto& r = reconcilers[std::hash<std::string>{}(request_id) % reconcilers.size()];
-          // Linked: when the registry stops, its movements stop with it.
-          auto m = self->spawn<caf::linked>(movement, request_id, r);
+          // Monitored, not linked: a link would put thousands of entries on
+          // the registry's own attachable list, scanned at every quit.
+          // Movements hold nothing; when the registry stops they lose their
+          // last reference and go with it.
+          auto m = self->spawn(movement, request_id, r);
           self->monitor(m);
           st.ids.emplace(m.address(), request_id);
           it = st.movements.emplace(request_id, m).first;
