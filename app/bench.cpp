@@ -38,6 +38,7 @@ struct bench_options {
   int movements = 2000;
   std::string shape = "chain4";
   int latency_movements = 200;
+  int pace_ms = 25; // between approvals in the latency phase (≈ 40 movements/s)
   int compare_movements = 20;
   double compare_cap_seconds = 90;
   bool json = false;
@@ -200,6 +201,9 @@ void print_table(const bench_options& o, const phase_result& t, const phase_resu
     std::printf("%-44s %12s %12s %8ld\n", name, fmt(p.p50).c_str(), fmt(p.p99).c_str(), p.samples);
   };
   std::printf("\n%-44s %12s %12s %8s\n", "latency (ms)", "p50", "p99", "samples");
+  std::printf("(wake-ups on: %d movements approved one every %d ms; wake-ups off: %d approved at"
+              " once, reference intervals, capped at %.0f s)\n",
+              o.latency_movements, o.pace_ms, o.compare_movements, o.compare_cap_seconds);
   row("wake-ups on: approve -> first submit", l.approve_to_first_submit);
   row("wake-ups on: completion -> successor submit", l.hop);
   if (off) {
@@ -236,6 +240,7 @@ int cmd_bench(const args& a) {
   o.movements = std::stoi(flag(a, "--movements", "2000"));
   o.shape = flag(a, "--shape", "chain4");
   o.latency_movements = std::stoi(flag(a, "--latency-movements", "200"));
+  o.pace_ms = std::stoi(flag(a, "--pace-ms", "25"));
   o.compare_movements = std::stoi(flag(a, "--compare-movements", "20"));
   o.json = has_flag(a, "--json");
   o.compare = !has_flag(a, "--no-compare");
@@ -266,11 +271,12 @@ int cmd_bench(const args& a) {
     measure_throughput(*conn, prefix + "%", o.nodes_per_movement, throughput);
 
     auto lprefix = "bench-" + run + "-l-";
-    progress("latency: " + std::to_string(o.latency_movements) + " paced approvals");
+    progress("latency: " + std::to_string(o.latency_movements) + " approvals, one every " +
+             std::to_string(o.pace_ms) + " ms");
     auto lids = create_movements(*conn, rt, template_key, lprefix, o.latency_movements);
     for (auto& id : lids) {
       approve(*conn, rt, id);
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      std::this_thread::sleep_for(std::chrono::milliseconds(o.pace_ms));
     }
     wait_settled(*conn, lprefix + "%", o.latency_movements, 120, "latency");
     measure_latency(*conn, lprefix + "%", latency);

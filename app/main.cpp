@@ -12,7 +12,8 @@ int usage() {
                "  serve                 run the workers (MG_* settings from the environment)\n"
                "  migrate               apply database migrations (safe to run twice)\n"
                "  demo                  run sim movements in-process and show their progress\n"
-               "  bench [--movements N] [--shape chain4|fan4] [--json]\n"
+               "  bench [--movements N] [--shape chain4|fan4] [--json] [--no-compare]\n"
+               "        [--latency-movements N] [--pace-ms MS] [--compare-movements N]\n"
                "                        throughput and latency on the zero-latency sim\n"
                "  templates load DIR    load template JSON files\n";
   return 2;
