@@ -51,6 +51,10 @@ void warn_skipped_conditional_workers(const config::settings& s) {
 
 std::vector<worker_spec> engine_workers(const std::shared_ptr<workers::engine_context>& ctx) {
   auto& s = ctx->settings;
+  auto observe_helpers = std::make_shared<workers::helper_connections>();
+  for (int i = 1; i < s.node_observe_concurrency; ++i)
+    observe_helpers->push_back(std::make_unique<db::connection_slot>(
+        db::with_application_name(s.database_url, "movegate:node_observer-" + std::to_string(i))));
   std::vector<worker_spec> specs{
       {"node_dispatcher", worker_group::core, policy(s.node_dispatch_interval_seconds, s),
        [ctx](db::connection_slot& c) {

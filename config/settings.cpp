@@ -62,6 +62,7 @@ const std::vector<field>& fields() {
       {"MG_NODE_OBSERVE_INTERVAL_SECONDS", &settings::node_observe_interval_seconds,
        rule::positive},
       {"MG_NODE_OBSERVE_BATCH_SIZE", &settings::node_observe_batch_size, rule::at_least_one},
+      {"MG_NODE_OBSERVE_CONCURRENCY", &settings::node_observe_concurrency, rule::pool_size},
       {"MG_NODE_RECOVERY_INTERVAL_SECONDS", &settings::node_recovery_interval_seconds,
        rule::positive},
       {"MG_NODE_RECOVERY_BATCH_SIZE", &settings::node_recovery_batch_size, rule::at_least_one},

@@ -26,9 +26,10 @@ struct settings {
   double worker_jitter_seconds = 0; // MG_WORKER_JITTER_SECONDS (>= 0)
 
   // --- core workers --------------------------------------------------------
-  double node_dispatch_interval_seconds = 2;        // MG_NODE_DISPATCH_INTERVAL_SECONDS
-  double node_observe_interval_seconds = 5;         // MG_NODE_OBSERVE_INTERVAL_SECONDS
-  int node_observe_batch_size = 10;                 // MG_NODE_OBSERVE_BATCH_SIZE
+  double node_dispatch_interval_seconds = 2; // MG_NODE_DISPATCH_INTERVAL_SECONDS
+  double node_observe_interval_seconds = 5;  // MG_NODE_OBSERVE_INTERVAL_SECONDS
+  int node_observe_batch_size = 10;          // MG_NODE_OBSERVE_BATCH_SIZE
+  int node_observe_concurrency = 4;          // MG_NODE_OBSERVE_CONCURRENCY (1..64): own connections
   double node_recovery_interval_seconds = 60;       // MG_NODE_RECOVERY_INTERVAL_SECONDS
   int node_recovery_batch_size = 10;                // MG_NODE_RECOVERY_BATCH_SIZE (>= 1)
   double reconcile_interval_seconds = 5;            // MG_RECONCILE_INTERVAL_SECONDS

@@ -1,5 +1,8 @@
 #include "actors/workers/node_observer.hpp"
 
+#include <exception>
+#include <thread>
+
 #include "config/log.hpp"
 #include "domain/json.hpp"
 #include "domain/timing.hpp"
@@ -94,18 +97,9 @@ void observe_claimed(pqxx::work& tx, const db::claimed_node& n, const engine& e,
     out.wake_observer = true;
 }
 
-} // namespace
-
-pass_result observe_pass(db::connection_slot& conn, const engine& e) {
-  pass_result out;
-  std::vector<std::string> ids;
-  {
-    pqxx::nontransaction snapshot(conn.get());
-    ids = db::observe_candidates(snapshot, e.settings.network_class,
-                                 e.settings.node_observe_batch_size);
-    if (ids.empty() && e.settings.wakeups_enabled)
-      out.next_due_in_seconds = db::next_observe_due_in(snapshot, e.settings.network_class);
-  }
+/// Claims, observes and commits each node of `ids` in its own transaction.
+void observe_each(db::connection_slot& conn, const engine& e, const std::vector<std::string>& ids,
+                  pass_result& out) {
   for (auto& id : ids) {
     pqxx::work tx(conn.get());
     auto claimed = db::claim_for_observe(tx, id, e.settings.network_class);
@@ -123,6 +117,62 @@ pass_result observe_pass(db::connection_slot& conn, const engine& e) {
       log::warn("stale observation dropped", {{"node_id", id}, {"detail", ex.what()}});
     }
   }
+}
+
+void merge(pass_result& into, pass_result&& part) {
+  into.processed += part.processed;
+  into.stale += part.stale;
+  into.wake_observer |= part.wake_observer;
+  into.reconcile.insert(into.reconcile.end(), part.reconcile.begin(), part.reconcile.end());
+  if (part.next_due_in_seconds)
+    into.next_due_in_seconds = part.next_due_in_seconds;
+}
+
+} // namespace
+
+pass_result observe_pass(db::connection_slot& conn, const engine& e, helper_connections* helpers) {
+  pass_result out;
+  std::vector<std::string> ids;
+  {
+    pqxx::nontransaction snapshot(conn.get());
+    ids = db::observe_candidates(snapshot, e.settings.network_class,
+                                 e.settings.node_observe_batch_size);
+    if (ids.empty() && e.settings.wakeups_enabled)
+      out.next_due_in_seconds = db::next_observe_due_in(snapshot, e.settings.network_class);
+  }
+  size_t lanes = std::min(ids.size(), 1 + (helpers ? helpers->size() : 0));
+  if (lanes <= 1) {
+    observe_each(conn, e, ids, out);
+    return out;
+  }
+  // Deal the candidates round-robin over the lanes; lane 0 runs here.
+  std::vector<std::vector<std::string>> shares(lanes);
+  for (size_t i = 0; i < ids.size(); ++i)
+    shares[i % lanes].push_back(ids[i]);
+  std::vector<pass_result> parts(lanes);
+  std::vector<std::exception_ptr> errors(lanes);
+  std::vector<std::thread> threads;
+  for (size_t l = 1; l < lanes; ++l)
+    threads.emplace_back([&, l] {
+      try {
+        observe_each(*(*helpers)[l - 1], e, shares[l], parts[l]);
+      } catch (...) {
+        errors[l] = std::current_exception();
+        (*helpers)[l - 1]->reset();
+      }
+    });
+  try {
+    observe_each(conn, e, shares[0], parts[0]);
+  } catch (...) {
+    errors[0] = std::current_exception();
+  }
+  for (auto& t : threads)
+    t.join();
+  for (auto& p : parts)
+    merge(out, std::move(p));
+  for (auto& err : errors)
+    if (err)
+      std::rethrow_exception(err);
   return out;
 }
 

@@ -237,4 +237,32 @@ BOOST_FIXTURE_TEST_CASE(claim_skips_a_locked_request_and_leaves_no_lock, test::d
   BOOST_TEST(node_col(*this, n, "node_state") == "COMPLETED");
 }
 
+// Reference: the observer observes multiple nodes concurrently, each in its
+// own transaction, so one slow provider answer does not serialise the batch.
+BOOST_FIXTURE_TEST_CASE(helpers_observe_nodes_concurrently, mg::test::db_fixture) {
+  add_template(R"({"template_key": "slow_obs", "version": 1,
+    "nodes": [{"node_key": "a", "action_type": "step", "config": {"sim": {"latency_ms": 300}}}],
+    "edges": []})");
+  std::vector<std::string> ids;
+  for (int i = 0; i < 4; ++i)
+    ids.push_back(create_and_approve("slow_obs"));
+  // As if dispatched: SUBMITTED, due now.
+  exec("UPDATE movement_requests SET request_state = 'EXECUTING'");
+  exec("UPDATE movement_request_nodes SET node_state = 'SUBMITTED', attempt_no = 1,"
+       " idempotency_key = id || ':1', claim_token = gen_random_uuid(),"
+       " started_at = now(), next_observe_at = now()");
+  mg::workers::helper_connections helpers;
+  for (int i = 0; i < 3; ++i)
+    helpers.push_back(std::make_unique<mg::db::connection_slot>(url));
+  auto start = std::chrono::steady_clock::now();
+  auto r = mg::workers::observe_pass(conn, engine(), &helpers);
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  BOOST_TEST(r.processed == 4);
+  BOOST_TEST(r.reconcile.size() == 4u);
+  BOOST_TEST(count("SELECT count(*) FROM movement_request_nodes WHERE node_state = 'COMPLETED'") ==
+             4);
+  // Four 300 ms observations side by side, not one after the other (1.2 s).
+  BOOST_TEST(std::chrono::duration<double>(elapsed).count() < 0.9);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -26,7 +26,8 @@ using env_map = std::map<std::string, std::string>;
 env_lookup env_of(const env_map& m) {
   return [m](const char* name) -> std::optional<std::string> {
     auto it = m.find(name);
-    if (it == m.end()) return std::nullopt;
+    if (it == m.end())
+      return std::nullopt;
     return it->second;
   };
 }
@@ -161,6 +162,7 @@ BOOST_AUTO_TEST_CASE(defaults_match_reference) {
   BOOST_TEST(s.wakeups_enabled == true);
   BOOST_TEST(s.log_level == "info");
   BOOST_TEST(s.db_pool_size == 4);
+  BOOST_TEST(s.node_observe_concurrency == 4);
   // loop runner
   BOOST_TEST(s.worker_jitter_seconds == 0.0);
   // core workers
@@ -227,6 +229,7 @@ BOOST_AUTO_TEST_CASE(reads_every_variable) {
       {"MG_NODE_DISPATCH_INTERVAL_SECONDS", "2.5"},
       {"MG_NODE_OBSERVE_INTERVAL_SECONDS", "5.5"},
       {"MG_NODE_OBSERVE_BATCH_SIZE", "11"},
+      {"MG_NODE_OBSERVE_CONCURRENCY", "3"},
       {"MG_NODE_RECOVERY_INTERVAL_SECONDS", "61"},
       {"MG_NODE_RECOVERY_BATCH_SIZE", "12"},
       {"MG_RECONCILE_INTERVAL_SECONDS", "6"},
@@ -281,6 +284,7 @@ BOOST_AUTO_TEST_CASE(reads_every_variable) {
   BOOST_TEST(s.node_dispatch_interval_seconds == 2.5);
   BOOST_TEST(s.node_observe_interval_seconds == 5.5);
   BOOST_TEST(s.node_observe_batch_size == 11);
+  BOOST_TEST(s.node_observe_concurrency == 3);
   BOOST_TEST(s.node_recovery_interval_seconds == 61.0);
   BOOST_TEST(s.node_recovery_batch_size == 12);
   BOOST_TEST(s.reconcile_interval_seconds == 6.0);
@@ -334,7 +338,7 @@ BOOST_AUTO_TEST_CASE(looks_up_only_described_names) {
   std::set<std::string> printed;
   for (const auto& kv : described(load_settings(env_of({}))))
     printed.insert(kv.first);
-  BOOST_TEST(asked.size() == 52u);
+  BOOST_TEST(asked.size() == 53u);
   BOOST_CHECK(asked == printed);
   for (const auto& n : asked)
     BOOST_CHECK_MESSAGE(starts_with(n, "MG_"), n);
@@ -398,6 +402,9 @@ BOOST_AUTO_TEST_CASE(pool_size_range) {
     check_rejected("MG_DB_POOL_SIZE", bad);
   BOOST_TEST(error_of({{"MG_DB_POOL_SIZE", "65"}}) ==
              "MG_DB_POOL_SIZE: must be an integer between 1 and 64 (got '65')");
+  check_accepted("MG_NODE_OBSERVE_CONCURRENCY", "1");
+  for (const char* bad : {"0", "65", "x"})
+    check_rejected("MG_NODE_OBSERVE_CONCURRENCY", bad);
 }
 
 BOOST_AUTO_TEST_CASE(enums) {
@@ -542,9 +549,9 @@ BOOST_AUTO_TEST_CASE(describe_one_line_per_setting) {
   std::size_t newlines = 0;
   for (char c : text)
     newlines += c == '\n';
-  BOOST_TEST(newlines == 52u);
+  BOOST_TEST(newlines == 53u);
   auto lines = described(s);
-  BOOST_TEST(lines.size() == 52u);
+  BOOST_TEST(lines.size() == 53u);
   BOOST_TEST(lines["MG_NETWORK_CLASS"] == "devnet");
   BOOST_TEST(lines["MG_RUNTIME_NODE"] == hostname_pid());
   BOOST_TEST(lines["MG_NODE_DISPATCH_INTERVAL_SECONDS"] == "2");
@@ -556,7 +563,7 @@ BOOST_AUTO_TEST_CASE(describe_one_line_per_setting) {
   BOOST_TEST(lines["MG_CEX_TRANSFER_INGEST_VENUES_CSV"] == "");
   // A free-text value with a newline stays on its line.
   const auto odd = load_settings(env_of({{"MG_API_KEYS_FILE", "/tmp/a\nMG_ADMIN_TOKEN=x"}}));
-  BOOST_TEST(described(odd).size() == 52u);
+  BOOST_TEST(described(odd).size() == 53u);
 }
 
 BOOST_AUTO_TEST_CASE(describe_round_trips) {
@@ -569,7 +576,8 @@ BOOST_AUTO_TEST_CASE(describe_round_trips) {
   const cfg_settings first = load_settings(env_of(env));
   env_map again;
   for (const auto& kv : described(first)) {
-    if (kv.second == "<set>" || kv.second == "<unset>") continue;
+    if (kv.second == "<set>" || kv.second == "<unset>")
+      continue;
     again[kv.first] = kv.second;
   }
   const cfg_settings second = load_settings(env_of(again));
