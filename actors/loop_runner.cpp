@@ -29,8 +29,8 @@ void forward_wakeups(const workers::pass_result& r, const worker_env& env,
     return;
   if (r.wake_observer && links.observer)
     self->send(links.observer, wake_atom::value);
-  if (r.wake_dispatcher && links.dispatcher)
-    self->send(links.dispatcher, wake_atom::value);
+  if (r.wake_dispatcher)
+    links.wake_dispatchers();
 }
 
 /// At most one heartbeat write a second (and at once when the error count

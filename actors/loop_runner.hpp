@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "actors/protocol.hpp"
 #include "actors/workers/engine.hpp"
@@ -24,9 +25,15 @@ inline const char* to_string(worker_group g) {
 /// Handles the workers need to wake one another. Filled by the supervisor
 /// before any worker starts (workers start on their first wake message).
 struct runtime_links {
-  worker_actor dispatcher;
+  std::vector<worker_actor> dispatchers;
   worker_actor observer;
   movement_registry_actor registry;
+
+  /// Every dispatcher runs a pass now (each claims its own node, SKIP LOCKED).
+  void wake_dispatchers() const {
+    for (auto& d : dispatchers)
+      caf::anon_send(d, wake_atom::value);
+  }
 };
 
 struct worker_spec {

@@ -17,8 +17,8 @@ reconciler(reconciler_actor::stateful_pointer<reconciler_state> self,
       [=](reconcile_atom, const std::string& request_id) -> caf::result<bool> {
         try {
           auto outcome = workers::reconcile_one(self->state.conn->get(), ctx->e, request_id);
-          if (wakeups && outcome.activated > 0 && links->dispatcher)
-            self->send(links->dispatcher, wake_atom::value);
+          if (wakeups && outcome.activated > 0)
+            links->wake_dispatchers();
           return !outcome.found || outcome.terminal;
         } catch (const std::exception& ex) {
           if (db::is_connection_error(ex))

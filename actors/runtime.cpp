@@ -55,24 +55,29 @@ std::vector<worker_spec> engine_workers(const std::shared_ptr<workers::engine_co
   for (int i = 1; i < s.node_observe_concurrency; ++i)
     observe_helpers->push_back(std::make_unique<db::connection_slot>(
         db::with_application_name(s.database_url, "movegate:node_observer-" + std::to_string(i))));
-  std::vector<worker_spec> specs{
-      {"node_dispatcher", worker_group::core, policy(s.node_dispatch_interval_seconds, s),
-       [ctx](db::connection_slot& c) {
-         return workers::dispatch_pass(c, ctx->e);
-       }},
-      {"node_observer", worker_group::core, policy(s.node_observe_interval_seconds, s),
-       [ctx](db::connection_slot& c) {
-         return workers::observe_pass(c, ctx->e);
-       }},
-      {"node_recovery", worker_group::core, policy(s.node_recovery_interval_seconds, s),
-       [ctx](db::connection_slot& c) {
-         return workers::recovery_pass(c, ctx->e);
-       }},
-      {"reconcile_sweep", worker_group::core, policy(s.reconcile_interval_seconds, s),
-       [ctx](db::connection_slot& c) {
-         return workers::reconcile_sweep_pass(c, ctx->e);
-       }},
-  };
+  std::vector<worker_spec> specs;
+  // Several dispatchers are several instances of the reference's serial
+  // dispatcher (one node per pass each, SKIP LOCKED between them); with
+  // wake-ups off there is exactly one, as in the reference.
+  int dispatchers = s.wakeups_enabled ? s.node_dispatchers : 1;
+  for (int i = 1; i <= dispatchers; ++i)
+    specs.push_back({i == 1 ? "node_dispatcher" : "node_dispatcher_" + std::to_string(i),
+                     worker_group::core, policy(s.node_dispatch_interval_seconds, s),
+                     [ctx](db::connection_slot& c) {
+                       return workers::dispatch_pass(c, ctx->e);
+                     }});
+  specs.push_back({"node_observer", worker_group::core, policy(s.node_observe_interval_seconds, s),
+                   [ctx, observe_helpers](db::connection_slot& c) {
+                     return workers::observe_pass(c, ctx->e, observe_helpers.get());
+                   }});
+  specs.push_back({"node_recovery", worker_group::core, policy(s.node_recovery_interval_seconds, s),
+                   [ctx](db::connection_slot& c) {
+                     return workers::recovery_pass(c, ctx->e);
+                   }});
+  specs.push_back({"reconcile_sweep", worker_group::core, policy(s.reconcile_interval_seconds, s),
+                   [ctx](db::connection_slot& c) {
+                     return workers::reconcile_sweep_pass(c, ctx->e);
+                   }});
   if (s.wakeups_enabled) {
     auto listener = std::make_shared<workers::dispatch_listener>(s.database_url);
     specs.push_back({"dispatch_listener", worker_group::sidecar,
@@ -116,6 +121,12 @@ void runtime::start(caf::actor waiter, std::vector<worker_spec> extra) {
   fixed.push_back({"movement_registry", caf::actor_cast<caf::actor>(links_->registry)});
   worker_env env{s.database_url, s.runtime_node, s.network_class, s.wakeups_enabled, links_};
   supervisor_ = sys_.spawn(mg::actors::supervisor, std::move(specs), env, std::move(fixed), waiter);
+}
+
+void runtime::notify_changed(const std::string& request_id) {
+  caf::anon_send(links_->registry, changed_atom::value, request_id);
+  if (ctx_->settings.wakeups_enabled)
+    links_->wake_dispatchers();
 }
 
 void runtime::shutdown() {

@@ -26,6 +26,10 @@ public:
 
   void shutdown();
 
+  /// A request changed outside the workers (created, approved, an operator
+  /// call in this process): its movement actor reconciles, dispatchers wake.
+  void notify_changed(const std::string& request_id);
+
   const config::settings& settings() const { return ctx_->settings; }
   db::plan_cache& plans() { return ctx_->plans; }
   const workers::engine& engine() const { return ctx_->e; }

@@ -17,8 +17,8 @@ worker_actor spawn_worker(self_ptr self, const worker_spec& spec) {
 }
 
 void register_link(supervisor_state& st, const std::string& name, const worker_actor& h) {
-  if (name == "node_dispatcher")
-    st.env.links->dispatcher = h;
+  if (name.rfind("node_dispatcher", 0) == 0)
+    st.env.links->dispatchers.push_back(h);
   else if (name == "node_observer")
     st.env.links->observer = h;
 }

@@ -134,9 +134,7 @@ void approve(pqxx::connection& c, actors::runtime& rt, const std::string& id) {
   pqxx::work tx(c);
   db::approve_request(tx, rt.plans(), id, "bench-approver", rt.engine().reconcile_settings());
   tx.commit();
-  caf::anon_send(rt.registry(), actors::changed_atom::value, id);
-  if (rt.settings().wakeups_enabled && rt.links()->dispatcher)
-    caf::anon_send(rt.links()->dispatcher, actors::wake_atom::value);
+  rt.notify_changed(id);
 }
 
 long count_settled(pqxx::connection& c, const std::string& prefix) {

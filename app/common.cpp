@@ -86,9 +86,7 @@ std::string create_and_approve(pqxx::connection& c, actors::runtime& rt, db::cre
   }
   if (approved.status != db::approve_status::approved)
     throw std::runtime_error("approval of " + id + " refused");
-  caf::anon_send(rt.registry(), actors::changed_atom::value, id);
-  if (rt.settings().wakeups_enabled && rt.links()->dispatcher)
-    caf::anon_send(rt.links()->dispatcher, actors::wake_atom::value);
+  rt.notify_changed(id);
   return id;
 }
 

@@ -27,9 +27,10 @@ struct settings {
 
   // --- core workers --------------------------------------------------------
   double node_dispatch_interval_seconds = 2; // MG_NODE_DISPATCH_INTERVAL_SECONDS
-  double node_observe_interval_seconds = 5;  // MG_NODE_OBSERVE_INTERVAL_SECONDS
-  int node_observe_batch_size = 10;          // MG_NODE_OBSERVE_BATCH_SIZE
-  int node_observe_concurrency = 4;          // MG_NODE_OBSERVE_CONCURRENCY (1..64): own connections
+  int node_dispatchers = 1; // MG_NODE_DISPATCHERS (1..64): parallel dispatcher instances
+  double node_observe_interval_seconds = 5; // MG_NODE_OBSERVE_INTERVAL_SECONDS
+  int node_observe_batch_size = 10;         // MG_NODE_OBSERVE_BATCH_SIZE
+  int node_observe_concurrency = 4;         // MG_NODE_OBSERVE_CONCURRENCY (1..64): own connections
   double node_recovery_interval_seconds = 60;       // MG_NODE_RECOVERY_INTERVAL_SECONDS
   int node_recovery_batch_size = 10;                // MG_NODE_RECOVERY_BATCH_SIZE (>= 1)
   double reconcile_interval_seconds = 5;            // MG_RECONCILE_INTERVAL_SECONDS

@@ -89,4 +89,24 @@ BOOST_FIXTURE_TEST_CASE(a_pass_that_processed_an_item_is_followed_at_once, test:
   BOOST_TEST(eventually([&] { return submitted() == 5; }, 2s));
 }
 
+BOOST_FIXTURE_TEST_CASE(several_dispatchers_submit_side_by_side, test::runtime_fixture) {
+  settings.node_dispatchers = 3;
+  apply_settings();
+  add_template(R"({"template_key": "slow_submit", "version": 1,
+    "nodes": [{"node_key": "a", "action_type": "step",
+               "config": {"sim": {"submit_delay_ms": 1500}}}], "edges": []})");
+  start();
+  for (int i = 0; i < 3; ++i)
+    approve_and_notify("slow_submit");
+  // Each dispatcher holds one node in its slow submit; one dispatcher alone
+  // would have only one SUBMITTING node at a time.
+  BOOST_TEST(eventually(
+      [&] {
+        return count("SELECT count(*) FROM movement_request_nodes"
+                     " WHERE node_state = 'SUBMITTING'") == 3;
+      },
+      1200ms));
+  BOOST_TEST(count("SELECT count(DISTINCT claimed_by) FROM movement_request_nodes") == 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -39,9 +39,7 @@ int runtime_fixture::stop(std::chrono::seconds timeout) {
 
 std::string runtime_fixture::approve_and_notify(const std::string& template_key) {
   auto id = create_and_approve(template_key);
-  caf::anon_send(rt->registry(), actors::changed_atom::value, id);
-  if (settings.wakeups_enabled && rt->links()->dispatcher)
-    caf::anon_send(rt->links()->dispatcher, actors::wake_atom::value);
+  rt->notify_changed(id);
   return id;
 }
 
