@@ -72,6 +72,17 @@ constexpr const char* due_predicate =
 
 } // namespace
 
+std::optional<claimed_node> load_node(pqxx::transaction_base& tx, const std::string& id) {
+  static const statement q{"mg_load_node",
+                           std::string("SELECT ") + node_columns +
+                               " FROM movement_request_nodes n JOIN movement_requests r"
+                               " ON r.id = n.request_id WHERE n.id = $1"};
+  auto r = exec(tx, q, id);
+  if (r.empty())
+    return std::nullopt;
+  return to_claimed(r[0]);
+}
+
 std::vector<std::string> dispatch_candidates(pqxx::transaction_base& tx,
                                              const std::string& network_class,
                                              const std::vector<std::string>& exclude, int limit) {

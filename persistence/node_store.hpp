@@ -39,6 +39,9 @@ struct claimed_node {
   std::string input_params;
 };
 
+/// A node with its request fields, read without any lock (tests, inspection).
+std::optional<claimed_node> load_node(pqxx::transaction_base& tx, const std::string& id);
+
 // --- dispatcher ----------------------------------------------------------
 /// Unlocked FIFO snapshot of READY, non-manual nodes of claimable requests
 /// (APPROVED/EXECUTING, this network class, dispatch not paused), skipping

@@ -17,33 +17,12 @@
 #include "persistence/db.hpp"
 #include "persistence/node_store.hpp"
 #include "tests/support/db_fixture.hpp"
+#include "tests/support/db_helpers.hpp"
 
 using namespace mg;
+using namespace mg::test;
 
 namespace {
-
-/// A one-node template (node "a", executor "sim"); `extra` is spliced into
-/// the node object.
-std::string one_node(const std::string& key, const std::string& action_type = "chain_transfer",
-                     const std::string& extra = "") {
-  return R"({"template_key": ")" + key + R"(", "version": 1, "nodes": [{"node_key": "a",)" +
-         R"( "action_type": ")" + action_type + R"(", "executor_key": "sim")" +
-         (extra.empty() ? "" : ", " + extra) + "}]}";
-}
-
-std::string node_id(test::db_fixture& f, const std::string& request_id,
-                    const std::string& node_key = "a") {
-  return f.scalar("SELECT id FROM movement_request_nodes WHERE request_id = '" + request_id +
-                  "' AND node_key = '" + node_key + "'");
-}
-
-std::string node_col(test::db_fixture& f, const std::string& id, const std::string& column) {
-  return f.scalar("SELECT " + column + " FROM movement_request_nodes WHERE id = '" + id + "'");
-}
-
-std::string request_col(test::db_fixture& f, const std::string& id, const std::string& column) {
-  return f.scalar("SELECT " + column + " FROM movement_requests WHERE id = '" + id + "'");
-}
 
 long ledger_rows(test::db_fixture& f, const std::string& node) {
   return f.count("SELECT count(*) FROM sim_ledger WHERE node_id = '" + node + "'");
@@ -51,40 +30,7 @@ long ledger_rows(test::db_fixture& f, const std::string& node) {
 
 /// The node row (with its request's fields) as the workers read it.
 db::claimed_node read_claimed(pqxx::transaction_base& tx, const std::string& id) {
-  auto r = tx.exec_params1(
-      "SELECT n.id, n.request_id, n.position, n.node_key, n.node_kind, n.action_type,"
-      " n.executor_key, COALESCE(n.signer_key, ''), n.side_effect, n.signing_required,"
-      " n.node_state, n.attempt_no, COALESCE(n.idempotency_key, ''), n.provider_refs::text,"
-      " COALESCE(n.claim_token::text, ''), COALESCE(n.error_code, ''), r.request_state,"
-      " r.template_key, r.template_version, r.compiled_plan_hash, r.intent::text,"
-      " r.input_params::text"
-      " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
-      " WHERE n.id = $1",
-      id);
-  db::claimed_node n;
-  n.id = r[0].c_str();
-  n.request_id = r[1].c_str();
-  n.position = r[2].as<int>();
-  n.node_key = r[3].c_str();
-  n.node_kind = r[4].c_str();
-  n.action_type = r[5].c_str();
-  n.executor_key = r[6].c_str();
-  n.signer_key = r[7].c_str();
-  n.side_effect = r[8].as<bool>();
-  n.signing_required = r[9].as<bool>();
-  n.node_state = r[10].c_str();
-  n.attempt_no = r[11].as<int>();
-  n.idempotency_key = r[12].c_str();
-  n.provider_refs = r[13].c_str();
-  n.claim_token = r[14].c_str();
-  n.error_code = r[15].c_str();
-  n.request_state = r[16].c_str();
-  n.template_key = r[17].c_str();
-  n.template_version = r[18].as<int>();
-  n.compiled_plan_hash = r[19].c_str();
-  n.intent = r[20].c_str();
-  n.input_params = r[21].c_str();
-  return n;
+  return db::load_node(tx, id).value();
 }
 
 /// Walks the FIFO candidates the way the dispatcher does; `missed` gets the

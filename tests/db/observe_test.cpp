@@ -10,27 +10,12 @@
 #include "persistence/db.hpp"
 #include "persistence/node_store.hpp"
 #include "tests/support/db_fixture.hpp"
+#include "tests/support/db_helpers.hpp"
 
 using namespace mg;
+using namespace mg::test;
 
 namespace {
-
-std::string one_node(const std::string& key, const std::string& action_type = "chain_transfer",
-                     const std::string& extra = "") {
-  return R"({"template_key": ")" + key + R"(", "version": 1, "nodes": [{"node_key": "a",)" +
-         R"( "action_type": ")" + action_type + R"(", "executor_key": "sim")" +
-         (extra.empty() ? "" : ", " + extra) + "}]}";
-}
-
-std::string node_id(test::db_fixture& f, const std::string& request_id,
-                    const std::string& node_key = "a") {
-  return f.scalar("SELECT id FROM movement_request_nodes WHERE request_id = '" + request_id +
-                  "' AND node_key = '" + node_key + "'");
-}
-
-std::string node_col(test::db_fixture& f, const std::string& id, const std::string& column) {
-  return f.scalar("SELECT " + column + " FROM movement_request_nodes WHERE id = '" + id + "'");
-}
 
 /// Seconds from now until the node's next_observe_at.
 double due_in(test::db_fixture& f, const std::string& id) {

@@ -9,8 +9,10 @@
 #include "actors/workers/node_observer.hpp"
 #include "actors/workers/reconcile_sweep.hpp"
 #include "tests/support/db_fixture.hpp"
+#include "tests/support/db_helpers.hpp"
 
 using namespace mg;
+using namespace mg::test;
 
 namespace {
 
@@ -25,12 +27,6 @@ const char* diamond = R"({"template_key": "diamond", "version": 1, "nodes": [
 long events_of(test::db_fixture& f, const std::string& id, const std::string& where = "true") {
   return f.count("SELECT count(*) FROM movement_events WHERE request_id = '" + id + "' AND " +
                  where);
-}
-
-std::string node_id(test::db_fixture& f, const std::string& request_id,
-                    const std::string& node_key) {
-  return f.scalar("SELECT id FROM movement_request_nodes WHERE request_id = '" + request_id +
-                  "' AND node_key = '" + node_key + "'");
 }
 
 std::string states(test::db_fixture& f, const std::string& id) {

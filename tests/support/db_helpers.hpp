@@ -1,0 +1,33 @@
+#pragma once
+// Small readers and template builders shared by the database tests.
+#include <string>
+
+#include "tests/support/db_fixture.hpp"
+
+namespace mg::test {
+
+/// A one-node template (node "a", executor "sim"); `extra` is spliced into
+/// the node object.
+inline std::string one_node(const std::string& key,
+                            const std::string& action_type = "chain_transfer",
+                            const std::string& extra = "") {
+  return R"({"template_key": ")" + key + R"(", "version": 1, "nodes": [{"node_key": "a",)" +
+         R"( "action_type": ")" + action_type + R"(", "executor_key": "sim")" +
+         (extra.empty() ? "" : ", " + extra) + "}]}";
+}
+
+inline std::string node_id(db_fixture& f, const std::string& request_id,
+                           const std::string& node_key = "a") {
+  return f.scalar("SELECT id FROM movement_request_nodes WHERE request_id = '" + request_id +
+                  "' AND node_key = '" + node_key + "'");
+}
+
+inline std::string node_col(db_fixture& f, const std::string& id, const std::string& column) {
+  return f.scalar("SELECT " + column + " FROM movement_request_nodes WHERE id = '" + id + "'");
+}
+
+inline std::string request_col(db_fixture& f, const std::string& id, const std::string& column) {
+  return f.scalar("SELECT " + column + " FROM movement_requests WHERE id = '" + id + "'");
+}
+
+} // namespace mg::test
