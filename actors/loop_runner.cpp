@@ -124,7 +124,6 @@ worker_actor::behavior_type loop_worker(worker_actor::stateful_pointer<loop_stat
           return; // pure polling: only the first (start) wake counts
         schedule(self, 0);
       },
-      [=](crash_atom) { self->quit(caf::sec::runtime_error); },
       [=](status_atom) {
         auto& st = self->state;
         return "{\"worker\":" + json::quote(spec.name) + ",\"group\":\"" + to_string(spec.group) +

@@ -26,8 +26,6 @@ using shutdown_atom = caf::atom_constant<caf::atom("shutdown")>;
 using done_atom = caf::atom_constant<caf::atom("done")>;
 /// Restart the sidecar at this index after its backoff.
 using restart_atom = caf::atom_constant<caf::atom("restart")>;
-/// Test hook for supervision tests: the worker fails outside its loop.
-using crash_atom = caf::atom_constant<caf::atom("crash")>;
 
 // --- interfaces ------------------------------------------------------------
 
@@ -39,8 +37,6 @@ using worker_actor = caf::typed_actor<
     caf::reacts_to<tick_atom, uint64_t>,
     // Run a pass as soon as possible (coalesced).
     caf::reacts_to<wake_atom>,
-    // Fail outside the loop (supervision tests).
-    caf::reacts_to<crash_atom>,
     // JSON status: iterations, items, consecutive errors.
     caf::replies_to<status_atom>::with<std::string>>;
 

@@ -68,10 +68,10 @@ int cmd_demo(const args& a) {
   rt.start(caf::actor_cast<caf::actor>(self));
 
   std::vector<demo_movement> movements{
-      {"linear-1", "sim_linear", "COMPLETED"},
-      {"linear-2", "sim_linear", "COMPLETED"},
-      {"fan-out/fan-in", "sim_fan", "COMPLETED"},
-      {"ends-in-manual", "sim_manual", "MANUAL_INTERVENTION"},
+      {"linear-1", "sim_linear", "COMPLETED", {}, {}, false},
+      {"linear-2", "sim_linear", "COMPLETED", {}, {}, false},
+      {"fan-out/fan-in", "sim_fan", "COMPLETED", {}, {}, false},
+      {"ends-in-manual", "sim_manual", "MANUAL_INTERVENTION", {}, {}, false},
   };
   auto conn = db::connect(s.database_url);
   auto run_tag = std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
