@@ -116,8 +116,13 @@ std::optional<domain::prepared_action> sim_executor::prepare(const domain::execu
     return std::nullopt;
   domain::prepared_action a;
   a.action_type = ctx.action_type;
+  // What a real provider would sign over: the action, the intent, the
+  // resolved config and the predecessors' references it builds on.
   a.payload = "{\"action_type\":" + json::quote(ctx.action_type) + ",\"intent\":" + ctx.intent +
-              ",\"node_config\":" + ctx.node_config + "}";
+              ",\"node_config\":" + ctx.node_config +
+              ",\"provider_context\":" + ctx.provider_context + ",\"prior_artifact_count\":" +
+              std::to_string(json::parse_trusted(ctx.prior_artifacts, "prior_artifacts").Size()) +
+              "}";
   a.payload_hash = domain::sha256_hex(a.payload);
   return a;
 }

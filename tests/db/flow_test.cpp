@@ -3,6 +3,7 @@
 
 #include "actors/workers/node_dispatcher.hpp"
 #include "actors/workers/node_observer.hpp"
+#include "domain/json.hpp"
 #include "tests/support/db_fixture.hpp"
 
 using namespace mg;
@@ -120,6 +121,44 @@ BOOST_FIXTURE_TEST_CASE(manual_node_mid_dag_parks_the_request, test::db_fixture)
   BOOST_TEST(snapshot(id).request_state == "EXECUTING");
   drive(*this, id);
   BOOST_TEST(snapshot(id).request_state == "COMPLETED");
+}
+
+// ExecutionContext as the reference builds it: node_config after $ref
+// resolution (input and predecessor refs, types kept), provider_context the
+// flat merge of the COMPLETED direct predecessors' provider_refs only, and
+// their artifacts as prior_artifacts. The sim signs over these.
+BOOST_FIXTURE_TEST_CASE(execution_context_resolves_refs_and_merges_direct_predecessors,
+                        test::db_fixture) {
+  add_template(R"({"template_key": "ctx", "version": 1,
+    "nodes": [{"node_key": "a", "action_type": "step",
+               "config": {"sim": {"provider_refs": {"amount_out": 42, "only_a": "x"}}}},
+              {"node_key": "b", "action_type": "step",
+               "config": {"sim": {"provider_refs": {"only_b": "y"}}}},
+              {"node_key": "c", "action_type": "step",
+               "config": {"venue": "$ref:input.venue", "got": "$ref:a.amount_out",
+                          "keep": {"nested": "$ref:not.resolved"}}}],
+    "edges": [["a", "b"], ["b", "c"]]})");
+  auto id = create_and_approve("ctx", R"({"venue": "kraken"})");
+  for (int i = 0; i < 3; ++i) {
+    workers::dispatch_pass(conn, engine());
+    workers::observe_pass(conn, engine());
+    reconcile(id);
+  }
+  BOOST_REQUIRE(snapshot(id).request_state == "COMPLETED");
+  auto payload = scalar("SELECT a.payload->>'payload' FROM node_artifacts a"
+                        " JOIN movement_request_nodes n ON n.id = a.node_id"
+                        " WHERE n.node_key = 'c' AND a.kind = 'prepared_action'");
+  auto doc = json::parse_trusted(payload, "payload");
+  auto& cfg = doc["node_config"];
+  BOOST_TEST(std::string(cfg["venue"].GetString()) == "kraken");
+  BOOST_TEST(cfg["got"].IsInt()); // the JSON type is kept
+  BOOST_TEST(cfg["got"].GetInt() == 42);
+  BOOST_TEST(std::string(cfg["keep"]["nested"].GetString()) ==
+             "$ref:not.resolved"); // top level only
+  auto& pc = doc["provider_context"];
+  BOOST_TEST(pc.HasMember("only_b"));  // direct predecessor b
+  BOOST_TEST(!pc.HasMember("only_a")); // a is not a direct predecessor of c
+  BOOST_TEST(doc["prior_artifact_count"].GetInt() > 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
