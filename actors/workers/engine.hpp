@@ -32,6 +32,10 @@ struct engine_context {
       : settings(std::move(s)), providers(std::move(p)) {}
 };
 
+/// When a claim missed because another transaction holds the request, look
+/// again this soon instead of after a full interval (wake-ups on only).
+inline constexpr double busy_retry_seconds = 0.005;
+
 /// What one pass did, for the loop runner and for the wake-ups it implies.
 struct pass_result {
   int processed = 0;

@@ -17,7 +17,6 @@ using domain::node_state;
 namespace {
 
 constexpr int candidate_window = 8;
-constexpr double busy_retry_seconds = 0.005;
 
 /// Everything the submit step needs once the claim transaction committed.
 struct ready_to_submit {

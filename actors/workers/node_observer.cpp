@@ -15,8 +15,6 @@ using domain::node_state;
 
 namespace {
 
-constexpr double busy_retry_seconds = 0.005;
-
 /// timeout_policy.observe_seconds, or 0 when absent.
 double observe_seconds(const domain::plan& p, const std::string& node_key) {
   auto i = p.find(node_key);
