@@ -212,8 +212,11 @@ update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node&
       " reconcile_requested_at = CASE WHEN $2 AND NOT needs_reconcile THEN clock_timestamp()"
       "   ELSE reconcile_requested_at END,"
       " dispatch_paused = dispatch_paused OR $3, updated_at = clock_timestamp() WHERE id = $1"};
-  if (fx.needs_reconcile || fx.pauses_dispatch)
-    exec(tx, flag_request, n.request_id, fx.needs_reconcile, fx.pauses_dispatch);
+  // Always, even with nothing to flag: it takes the request row's lock
+  // before the node's. Otherwise the event rows' foreign-key check would
+  // take a share lock on the request *after* the node lock, and deadlock
+  // with a reconcile that holds the request and waits for the node.
+  exec(tx, flag_request, n.request_id, fx.needs_reconcile, fx.pauses_dispatch);
   const char* token = u.token == claim_token_change::keep     ? "keep"
                       : u.token == claim_token_change::rotate ? "rotate"
                                                               : "clear";

@@ -231,7 +231,8 @@ void commit_submit_result(pqxx::connection& c, const ready_to_submit& r,
 }
 
 /// SPEC §1: a result commit that fails on a lost connection is retried
-/// after reconnecting, still conditional on the claim token. If the
+/// after reconnecting (and one rolled back by a deadlock at once), still
+/// conditional on the claim token. If the
 /// database stays away, recovery finds the SUBMITTING node after its grace.
 void commit_with_retry(db::connection_slot& conn, const ready_to_submit& r,
                        const domain::step_result& s, const engine& e, pass_result& out) {
@@ -244,6 +245,12 @@ void commit_with_retry(db::connection_slot& conn, const ready_to_submit& r,
       ++out.stale;
       log::warn("stale submit result dropped", {{"node_id", r.node.id}, {"detail", ex.what()}});
       return;
+    } catch (const pqxx::transaction_rollback& ex) {
+      // Deadlock or serialization failure: nothing was written; try again.
+      if (i == attempts)
+        throw;
+      log::warn("submit result commit rolled back; retrying",
+                {{"node_id", r.node.id}, {"try", i}, {"error", ex.what()}});
     } catch (const std::exception& ex) {
       if (!db::is_connection_error(ex) || i == attempts)
         throw;

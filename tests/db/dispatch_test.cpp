@@ -564,4 +564,50 @@ BOOST_FIXTURE_TEST_CASE(events_get_outbox_rows_with_a_callback_url, test::db_fix
                    without_cb + "'") == 0);
 }
 
+// Lock order request → node for every writer: a result commit waits for a
+// reconcile holding the request instead of locking the node first (the event
+// rows' foreign key would then wait for the request: a deadlock).
+BOOST_FIXTURE_TEST_CASE(result_commit_locks_the_request_before_the_node, test::db_fixture) {
+  add_template(one_node("lockorder"));
+  auto id = create_and_approve("lockorder");
+  auto nid = node_id(*this, id);
+  exec("UPDATE movement_requests SET request_state = 'EXECUTING' WHERE id = '" + id + "'");
+  exec("UPDATE movement_request_nodes SET node_state = 'SUBMITTING', attempt_no = 1,"
+       " idempotency_key = id || ':1', claim_token = gen_random_uuid() WHERE id = '" +
+       nid + "'");
+  // A reconcile holds the request row.
+  pqxx::work reconcile_tx(*other);
+  reconcile_tx.exec("SELECT 1 FROM movement_requests WHERE id = '" + id + "' FOR UPDATE");
+  // The dispatcher commits its submit result meanwhile (it must wait).
+  std::atomic<bool> committed{false};
+  std::string failure;
+  std::thread result([&] {
+    try {
+      auto c = db::connect(url);
+      pqxx::work tx(*c);
+      auto n = db::load_node(tx, nid).value();
+      db::event_batch events(id);
+      db::node_update u;
+      u.next_state = domain::node_state::submitted;
+      db::apply_node_update(tx, n, u, events);
+      events.flush(tx);
+      tx.commit();
+      committed = true;
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The reconcile now locks the request's nodes: free, because the waiting
+  // result commit has not touched the node.
+  reconcile_tx.exec("SET LOCAL lock_timeout = '2s'");
+  BOOST_CHECK_NO_THROW(reconcile_tx.exec(
+      "SELECT 1 FROM movement_request_nodes WHERE request_id = '" + id + "' FOR UPDATE"));
+  reconcile_tx.commit();
+  result.join();
+  BOOST_TEST(failure == "");
+  BOOST_TEST(committed.load());
+  BOOST_TEST(node_col(*this, nid, "node_state") == "SUBMITTED");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
