@@ -163,7 +163,9 @@ void wait_settled(pqxx::connection& c, const std::string& prefix, long n, double
       progress(what + ": " + std::to_string(done) + "/" + std::to_string(n) + " settled");
       last_report = now;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // The count scans every request of the run: poll gently, the figures
+    // come from database timestamps anyway.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
 
