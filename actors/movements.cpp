@@ -77,6 +77,14 @@ movement_actor::behavior_type movement(movement_actor::stateful_pointer<movement
 movement_registry_actor::behavior_type
 movement_registry(movement_registry_actor::stateful_pointer<registry_state> self,
                   std::vector<reconciler_actor> reconcilers) {
+  // Stop the movements with the registry: a movement's request timeout
+  // keeps it referenced (and the actor system waiting) long after the
+  // registry dropped it.
+  self->set_exit_handler([=](const caf::exit_msg& msg) {
+    for (auto& [id, m] : self->state.movements)
+      self->send_exit(m, msg.reason);
+    self->quit(msg.reason);
+  });
   self->set_down_handler([=](const caf::down_msg& dm) {
     auto& st = self->state;
     auto it = st.ids.find(dm.source);
@@ -95,8 +103,6 @@ movement_registry(movement_registry_actor::stateful_pointer<registry_state> self
           auto& r = reconcilers[std::hash<std::string>{}(request_id) % reconcilers.size()];
           // Monitored, not linked: a link would put thousands of entries on
           // the registry's own attachable list, scanned at every quit.
-          // Movements hold nothing; when the registry stops they lose their
-          // last reference and go with it.
           auto m = self->spawn(movement, request_id, r);
           self->monitor(m);
           st.ids.emplace(m.address(), request_id);

@@ -132,14 +132,16 @@ std::optional<double> next_observe_due_in(pqxx::transaction_base& tx,
                                           const std::string& network_class) {
   static const statement q{
       "mg_next_observe_due",
-      "SELECT GREATEST(0, extract(epoch FROM min(n.next_observe_at) - clock_timestamp()))::float8"
+      // No GREATEST here: it skips NULLs, and "nothing in flight" must stay
+      // NULL, not become "due now".
+      "SELECT extract(epoch FROM min(n.next_observe_at) - clock_timestamp())::float8"
       " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
       " WHERE n.node_state IN ('SUBMITTED', 'OBSERVING') AND r.request_state = 'EXECUTING'"
       " AND r.network_class = $1"};
   auto r = exec(tx, q, network_class);
   if (r[0][0].is_null())
     return std::nullopt;
-  return r[0][0].as<double>();
+  return std::max(0.0, r[0][0].as<double>());
 }
 
 std::optional<claimed_node> claim_for_observe(pqxx::transaction_base& tx, const std::string& id,

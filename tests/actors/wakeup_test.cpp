@@ -109,4 +109,19 @@ BOOST_FIXTURE_TEST_CASE(several_dispatchers_submit_side_by_side, test::runtime_f
   BOOST_TEST(count("SELECT count(DISTINCT claimed_by) FROM movement_request_nodes") == 1);
 }
 
+// Idle workers sleep their interval: nothing in flight must not read as
+// "a node is due now" (the observer once spun at 500 passes a second).
+BOOST_FIXTURE_TEST_CASE(idle_workers_sleep_their_interval, test::runtime_fixture) {
+  start(); // nothing to do at all
+  std::this_thread::sleep_for(1500ms);
+  auto iterations = [&](const char* worker) {
+    return count(std::string("SELECT iterations FROM worker_heartbeats WHERE worker_name = '") +
+                 worker + "'");
+  };
+  auto before = iterations("node_observer") + iterations("node_dispatcher");
+  std::this_thread::sleep_for(2500ms);
+  // Observer interval 5 s, dispatcher 2 s: at most a couple of passes each.
+  BOOST_TEST(iterations("node_observer") + iterations("node_dispatcher") - before <= 4);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

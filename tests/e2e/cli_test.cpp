@@ -47,10 +47,24 @@ BOOST_FIXTURE_TEST_CASE(missing_database_url_is_refused, test::db_fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(serve_stops_cleanly_on_sigterm, test::db_fixture) {
+  // A movement in progress: its first node completed (so its movement actor
+  // has reconciled), the second is submitted and not due for 300 s.
+  add_template(R"({"template_key": "parked2", "version": 1,
+    "nodes": [{"node_key": "a", "action_type": "step"},
+              {"node_key": "b", "action_type": "step",
+               "config": {"sim": {"polls_until_done": 1000, "retry_after_seconds": 300}}}],
+    "edges": [["a", "b"]]})");
   test::child serve({"serve"}, {{"MG_DATABASE_URL", url}}, log_path("sigterm"));
-  BOOST_REQUIRE(serve.wait(1500ms) == -1); // still running
+  BOOST_REQUIRE(serve.wait(1000ms) == -1); // still running
+  auto id = create_and_approve("parked2");
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (node_state(id, "b") != "SUBMITTED" && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(20ms);
+  BOOST_REQUIRE(node_state(id, "b") == "SUBMITTED");
   serve.signal(SIGTERM);
-  BOOST_TEST(serve.wait(20s) == 0);
+  // Promptly: nothing (a movement actor's pending request timeout included)
+  // keeps the process alive.
+  BOOST_TEST(serve.wait(5s) == 0);
   BOOST_TEST(serve.log().find("\"runtime stopped\",\"exit_code\":0") != std::string::npos);
 }
 
