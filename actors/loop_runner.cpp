@@ -1,5 +1,6 @@
 #include "actors/loop_runner.hpp"
 
+#include <cmath>
 #include <random>
 
 #include "config/log.hpp"
@@ -76,6 +77,9 @@ void run_pass(worker_actor::stateful_pointer<loop_state> self, const worker_spec
     auto r = spec.pass(*st.conn);
     processed = r.processed;
     next_due = r.next_due_in_seconds;
+    st.busy_streak = r.busy && processed == 0 ? st.busy_streak + 1 : 0;
+    if (st.busy_streak > 0)
+      next_due = workers::busy_retry_seconds * std::pow(2.0, std::min(st.busy_streak - 1, 16));
     st.consecutive_errors = 0;
     forward_wakeups(r, env, self);
   } catch (const std::exception& ex) {

@@ -59,6 +59,7 @@ struct loop_state {
   bool immediate_pending = false;
   int consecutive_errors = 0;
   int reported_errors = 0;
+  int busy_streak = 0; // passes in a row that found only locked work
   long iterations = 0;
   long items = 0;
   long unreported_iterations = 0;

@@ -33,7 +33,8 @@ struct engine_context {
 };
 
 /// When a claim missed because another transaction holds the request, look
-/// again this soon instead of after a full interval (wake-ups on only).
+/// again this soon instead of after a full interval (wake-ups on only),
+/// doubling while the rows stay busy (a slow provider call may hold them).
 inline constexpr double busy_retry_seconds = 0.005;
 
 /// What one pass did, for the loop runner and for the wake-ups it implies.
@@ -46,6 +47,8 @@ struct pass_result {
   /// Seconds until the earliest known future item (the observer's next
   /// due node); with wake-ups on the loop sleeps no longer than this.
   std::optional<double> next_due_in_seconds;
+  /// Work was there but its rows were locked by another transaction.
+  bool busy = false;
 };
 
 } // namespace mg::workers

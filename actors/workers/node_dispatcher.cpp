@@ -276,7 +276,7 @@ pass_result dispatch_pass(db::connection_slot& conn, const engine& e) {
       // Work exists but its rows are busy (observer or reconcile hold the
       // request): look again shortly instead of after a full interval.
       if (!locked.empty())
-        out.next_due_in_seconds = busy_retry_seconds;
+        out.busy = true;
       return out;
     }
     out.processed = 1;

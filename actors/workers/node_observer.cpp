@@ -103,7 +103,7 @@ void observe_each(db::connection_slot& conn, const engine& e, const std::vector<
     auto claimed = db::claim_for_observe(tx, id, e.settings.network_class);
     if (!claimed) {
       tx.commit();
-      out.next_due_in_seconds = busy_retry_seconds; // its request is busy: look again soon
+      out.busy = true; // its request is busy: look again soon
       continue;
     }
     ++out.processed;
@@ -122,6 +122,7 @@ void merge(pass_result& into, pass_result&& part) {
   into.stale += part.stale;
   into.wake_observer |= part.wake_observer;
   into.reconcile.insert(into.reconcile.end(), part.reconcile.begin(), part.reconcile.end());
+  into.busy |= part.busy;
   if (part.next_due_in_seconds)
     into.next_due_in_seconds = part.next_due_in_seconds;
 }

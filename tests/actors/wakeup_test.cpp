@@ -124,4 +124,37 @@ BOOST_FIXTURE_TEST_CASE(idle_workers_sleep_their_interval, test::runtime_fixture
   BOOST_TEST(iterations("node_observer") + iterations("node_dispatcher") - before <= 4);
 }
 
+// Work whose rows another transaction holds (a slow provider call, say) is
+// retried soon, then less and less often: never a busy spin.
+BOOST_FIXTURE_TEST_CASE(locked_work_is_retried_with_doubling_delays, test::runtime_fixture) {
+  slow_polling(settings);
+  apply_settings();
+  add_template(chain3);
+  start();
+  std::this_thread::sleep_for(300ms);
+  auto id = create("chain3");
+  // Approve by hand (no NOTIFY), then hold the request row.
+  exec("UPDATE movement_requests SET request_state = 'APPROVED' WHERE id = '" + id + "'");
+  exec("UPDATE movement_request_nodes SET node_state = 'READY' WHERE node_key = 'a'");
+  pqxx::work holder(*other);
+  holder.exec("SELECT 1 FROM movement_requests WHERE id = '" + id + "' FOR UPDATE");
+  auto passes = [&] {
+    std::string status;
+    (*self)
+        ->request(rt->links()->dispatchers.front(), 5s, actors::status_atom::value)
+        .receive([&](const std::string& s) { status = s; }, [](caf::error&) {});
+    auto at = status.find("\"iterations\":");
+    return std::stol(status.substr(at + 13));
+  };
+  auto before = passes();
+  rt->links()->wake_dispatchers();
+  std::this_thread::sleep_for(2500ms);
+  auto during = passes() - before;
+  // 5, 10, 20 … ms: about ten passes in 2.5 s, not hundreds.
+  BOOST_TEST(during >= 3);
+  BOOST_TEST(during <= 15);
+  holder.commit();
+  BOOST_TEST(eventually([&] { return node_state(id, "a") != "READY"; }, 3s));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
