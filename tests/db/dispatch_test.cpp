@@ -48,19 +48,6 @@ std::optional<db::claimed_node> walk(pqxx::transaction_base& tx, std::vector<std
   }
 }
 
-/// True when `sql` (a FOR UPDATE NOWAIT) gets its lock on a fresh connection.
-bool lock_is_free(const std::string& url, const std::string& sql) {
-  auto c = db::connect(url);
-  pqxx::work t(*c);
-  try {
-    t.exec(sql);
-    return true;
-  } catch (const pqxx::sql_error& e) {
-    BOOST_TEST_MESSAGE("NOWAIT refused: " << e.what());
-    return false;
-  }
-}
-
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(dispatch)

@@ -43,18 +43,6 @@ std::string submitted(test::db_fixture& f, const std::string& template_key,
   return n;
 }
 
-bool lock_is_free(const std::string& url, const std::string& sql) {
-  auto c = db::connect(url);
-  pqxx::work t(*c);
-  try {
-    t.exec(sql);
-    return true;
-  } catch (const pqxx::sql_error& e) {
-    BOOST_TEST_MESSAGE("NOWAIT refused: " << e.what());
-    return false;
-  }
-}
-
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(observe)

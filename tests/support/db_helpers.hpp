@@ -2,6 +2,7 @@
 // Small readers and template builders shared by the database tests.
 #include <string>
 
+#include "persistence/db.hpp"
 #include "tests/support/db_fixture.hpp"
 
 namespace mg::test {
@@ -28,6 +29,19 @@ inline std::string node_col(db_fixture& f, const std::string& id, const std::str
 
 inline std::string request_col(db_fixture& f, const std::string& id, const std::string& column) {
   return f.scalar("SELECT " + column + " FROM movement_requests WHERE id = '" + id + "'");
+}
+
+/// True when `sql` (a FOR UPDATE NOWAIT) gets its lock on a fresh connection.
+inline bool lock_is_free(const std::string& url, const std::string& sql) {
+  auto c = db::connect(url);
+  pqxx::work t(*c);
+  try {
+    t.exec(sql);
+    return true;
+  } catch (const pqxx::sql_error& e) {
+    BOOST_TEST_MESSAGE("NOWAIT refused: " << e.what());
+    return false;
+  }
 }
 
 } // namespace mg::test
