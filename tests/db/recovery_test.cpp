@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <string>
+#include <utility>
 
 #include "actors/workers/node_dispatcher.hpp"
 #include "actors/workers/node_recovery.hpp"
@@ -46,6 +47,19 @@ void make_unknown(test::db_fixture& f, const std::string& request_id, const std:
          ", ever_submitted = true WHERE id = '" + node + "'");
 }
 
+/// A one-node request whose dispatcher died 60 s ago between its
+/// SUBMITTING commit and its result (grace 2 s); returns {request, node}.
+std::pair<std::string, std::string> stranded_submitting(test::db_fixture& f) {
+  f.settings.node_submitting_grace_seconds = 2;
+  f.settings.executor_timeout_seconds = 1;
+  f.apply_settings();
+  f.add_template(one_node("solo"));
+  auto id = f.create_and_approve("solo");
+  auto n = node_id(f, id);
+  make_submitting(f, id, n, 60);
+  return {id, n};
+}
+
 /// Records attempt 1 of `node` as accepted, the way the sim's submit does.
 void accept_in_ledger(test::db_fixture& f, const std::string& node) {
   f.exec("INSERT INTO sim_ledger (idempotency_key, node_id, attempt_no, action_type)"
@@ -58,13 +72,7 @@ void accept_in_ledger(test::db_fixture& f, const std::string& node) {
 BOOST_AUTO_TEST_SUITE(recovery)
 
 BOOST_FIXTURE_TEST_CASE(submitting_past_grace_without_ledger_row_is_fenced, test::db_fixture) {
-  settings.node_submitting_grace_seconds = 2;
-  settings.executor_timeout_seconds = 1;
-  apply_settings();
-  add_template(one_node("solo"));
-  auto id = create_and_approve("solo");
-  auto n = node_id(*this, id);
-  make_submitting(*this, id, n, 60);
+  auto [id, n] = stranded_submitting(*this);
 
   workers::recovery_counts counts;
   auto r = workers::recovery_pass(conn, engine(), &counts);
@@ -110,13 +118,7 @@ BOOST_FIXTURE_TEST_CASE(submitting_past_grace_without_ledger_row_is_fenced, test
 }
 
 BOOST_FIXTURE_TEST_CASE(submitting_past_grace_with_ledger_row_is_found, test::db_fixture) {
-  settings.node_submitting_grace_seconds = 2;
-  settings.executor_timeout_seconds = 1;
-  apply_settings();
-  add_template(one_node("solo"));
-  auto id = create_and_approve("solo");
-  auto n = node_id(*this, id);
-  make_submitting(*this, id, n, 60);
+  auto [id, n] = stranded_submitting(*this);
   accept_in_ledger(*this, n);
   auto token_before = node_col(*this, n, "claim_token");
   BOOST_REQUIRE(!token_before.empty());
@@ -125,19 +127,7 @@ BOOST_FIXTURE_TEST_CASE(submitting_past_grace_with_ledger_row_is_found, test::db
   db::claimed_node stale;
   {
     pqxx::work tx(*other);
-    auto r = tx.exec_params1(
-        "SELECT n.request_id, n.attempt_no, n.claim_token::text, r.request_state"
-        " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
-        " WHERE n.id = $1",
-        n);
-    stale.id = n;
-    stale.request_id = r[0].c_str();
-    stale.node_key = "a";
-    stale.node_state = "SUBMITTING";
-    stale.attempt_no = r[1].as<int>();
-    stale.claim_token = r[2].c_str();
-    stale.request_state = r[3].c_str();
-    tx.abort();
+    stale = db::load_node(tx, n).value();
   }
 
   workers::recovery_counts counts;
