@@ -1,0 +1,32 @@
+#pragma once
+// What the API services share: the pool their calls borrow connections
+// from, the settings, the plan cache, and the hook that tells the runtime a
+// request changed (movement actor reconciles, dispatchers wake).
+#include <functional>
+#include <string>
+
+#include "config/settings.hpp"
+#include "domain/api.hpp"
+#include "persistence/connection_pool.hpp"
+#include "persistence/template_store.hpp"
+
+namespace mg::api {
+
+struct service_context {
+  db::connection_pool& pool;
+  const config::settings& settings;
+  db::plan_cache& plans;
+  /// Called after a commit that changed request `id` (may be empty: then
+  /// only the database NOTIFY sent by the transaction wakes other processes).
+  std::function<void(const std::string& request_id)> request_changed;
+};
+
+/// Runs `body` with a pooled connection. A lost or unreachable database
+/// answers 503 (and the broken connection is dropped, so the next call
+/// reconnects); any other exception escapes to the caller.
+template <class F>
+reply with_connection(service_context& ctx, F&& body);
+
+} // namespace mg::api
+
+#include "actors/api/service_context_impl.hpp"

@@ -1,0 +1,1 @@
+// Keeps mg_http non-empty until its first sources land.
