@@ -7,6 +7,7 @@
 #include "actors/workers/node_observer.hpp"
 #include "actors/workers/node_recovery.hpp"
 #include "actors/workers/reconcile_sweep.hpp"
+#include "actors/workers/sidecars.hpp"
 #include "config/log.hpp"
 #include "persistence/heartbeat_store.hpp"
 
@@ -99,6 +100,9 @@ void runtime::start(caf::actor waiter, std::vector<worker_spec> extra) {
   auto& s = ctx_->settings;
   warn_skipped_conditional_workers(s);
   auto specs = engine_workers(ctx_);
+  if (s.workers_enabled)
+    for (auto& w : sidecar_workers(ctx_))
+      specs.push_back(std::move(w));
   for (auto& w : extra)
     specs.push_back(std::move(w));
   {

@@ -1,11 +1,15 @@
 // migrate, templates load, serve.
 #include <iostream>
 
+#include <csignal>
+
 #include "actors/runtime.hpp"
+#include "actors/runtime_status.hpp"
 #include "actors/system_config.hpp"
 #include "app/common.hpp"
 #include "config/log.hpp"
-#include "executors/sim.hpp"
+#include "executors/registry.hpp"
+#include "http/front_doors.hpp"
 #include "persistence/db.hpp"
 #include "persistence/migrate.hpp"
 
@@ -48,6 +52,27 @@ void require_schema(const std::string& url) {
 
 } // namespace
 
+/// Without workers (MG_WORKERS_ENABLED=false) only the front doors run,
+/// until SIGINT/SIGTERM.
+int serve_front_doors_only(const config::settings& s, db::plan_cache& plans,
+                           const domain::provider_registry& providers) {
+  http::front_doors doors(s, plans, &providers,
+                          {[](const std::string&) {}, [] { return "[]"; },
+                           [] {
+                             return false;
+                           }});
+  doors.start();
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig = 0;
+  sigwait(&set, &sig);
+  log::info("movegate serve stopping", {{"signal", sig}});
+  doors.stop();
+  return 0;
+}
+
 int cmd_serve(const args&) {
   auto s = load_settings_or_exit();
   actors::block_shutdown_signals();
@@ -56,16 +81,25 @@ int cmd_serve(const args&) {
                                         {"network_class", s.network_class},
                                         {"workers_enabled", s.workers_enabled},
                                         {"wakeups_enabled", s.wakeups_enabled}});
+  auto providers = executors::configured_providers(s);
   if (!s.workers_enabled) {
-    log::warn("MG_WORKERS_ENABLED=false and the HTTP API is not part of this build yet:"
-              " nothing to run");
-    return 0;
+    db::plan_cache plans;
+    return serve_front_doors_only(s, plans, providers);
   }
   caf::actor_system_config cfg;
   actors::configure(cfg);
   caf::actor_system sys{cfg};
-  actors::runtime rt(sys, s, executors::builtin_providers(s.database_url));
-  return actors::run_until_stopped(sys, rt);
+  actors::runtime rt(sys, s, providers);
+  http::front_doors doors(rt.settings(), rt.plans(), &rt.engine().providers,
+                          {[&rt](const std::string& id) { rt.notify_changed(id); },
+                           [&sys, &rt] { return actors::supervision_json(sys, rt); },
+                           [&sys, &rt] {
+                             return actors::core_group_running(actors::supervision_json(sys, rt));
+                           }});
+  doors.start();
+  int code = actors::run_until_stopped(sys, rt);
+  doors.stop();
+  return code;
 }
 
 } // namespace mg::app

@@ -35,5 +35,6 @@ int cmd_serve(const args& a);
 int cmd_demo(const args& a);
 int cmd_bench(const args& a);
 int cmd_templates(const args& a);
+int cmd_keys(const args& a);
 
 } // namespace mg::app

@@ -15,7 +15,9 @@ int usage() {
                "  bench [--movements N] [--shape chain4|fan4] [--json] [--no-compare]\n"
                "        [--latency-movements N] [--pace-ms MS] [--compare-movements N]\n"
                "                        throughput and latency on the zero-latency sim\n"
-               "  templates load DIR    load template JSON files\n";
+               "  templates load DIR    load template JSON files\n"
+               "  keys new --scopes create,read [--key-id ID]\n"
+               "                        print a fresh API key entry (JSON)\n";
   return 2;
 }
 
@@ -37,6 +39,8 @@ int main(int argc, char** argv) {
       return mg::app::cmd_bench(rest);
     if (cmd == "templates")
       return mg::app::cmd_templates(rest);
+    if (cmd == "keys")
+      return mg::app::cmd_keys(rest);
   } catch (const std::exception& e) {
     mg::log::error("command failed", {{"command", cmd}, {"error", e.what()}});
     return 1;

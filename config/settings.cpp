@@ -89,6 +89,9 @@ const std::vector<field>& fields() {
        rule::positive},
       {"MG_AUDIT_OUTBOX_PROMOTER_INTERVAL_SECONDS",
        &settings::audit_outbox_promoter_interval_seconds, rule::positive},
+      {"MG_TEMPLATE_PROPOSAL_TTL_SECONDS", &settings::template_proposal_ttl_seconds,
+       rule::at_least_one},
+      {"MG_LOCAL_SIGNER_KEY_FILE", &settings::local_signer_key_file, rule::any},
       // conditional workers
       {"MG_EVM_NONCE_REAPER_ENABLED", &settings::evm_nonce_reaper_enabled, rule::any},
       {"MG_EVM_NONCE_REAPER_INTERVAL_SECONDS", &settings::evm_nonce_reaper_interval_seconds,

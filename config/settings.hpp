@@ -50,6 +50,8 @@ struct settings {
       30;                                       // MG_TEMPLATE_PROPOSAL_EXPIRATION_INTERVAL_SECONDS
   double executor_health_interval_seconds = 60; // MG_EXECUTOR_HEALTH_INTERVAL_SECONDS
   double audit_outbox_promoter_interval_seconds = 1; // MG_AUDIT_OUTBOX_PROMOTER_INTERVAL_SECONDS
+  int template_proposal_ttl_seconds = 86400;         // MG_TEMPLATE_PROPOSAL_TTL_SECONDS
+  std::string local_signer_key_file; // MG_LOCAL_SIGNER_KEY_FILE: PEM secp256k1 key → signer "local"
 
   // --- conditional workers -------------------------------------------------
   bool evm_nonce_reaper_enabled = true;              // MG_EVM_NONCE_REAPER_ENABLED

@@ -9,7 +9,7 @@ export DEBIAN_FRONTEND=noninteractive
 packages=(
   build-essential cmake pkg-config
   libcaf-dev libpqxx-dev libpq-dev rapidjson-dev libcpp-httplib-dev
-  libboost-test-dev libssl-dev
+  libboost-test-dev libssl-dev libcrypto++-dev
   postgresql postgresql-contrib
   clang-format python3
 )

@@ -7,6 +7,7 @@
 
 #include "config/settings.hpp"
 #include "domain/api.hpp"
+#include "domain/executor.hpp"
 #include "persistence/connection_pool.hpp"
 #include "persistence/template_store.hpp"
 
@@ -19,13 +20,15 @@ struct service_context {
   /// Called after a commit that changed request `id` (may be empty: then
   /// only the database NOTIFY sent by the transaction wakes other processes).
   std::function<void(const std::string& request_id)> request_changed;
+  /// Executors for calls that reach a provider (retry of an UNKNOWN node
+  /// asks `recover`); null: such calls answer 503.
+  const domain::provider_registry* providers = nullptr;
 };
 
 /// Runs `body` with a pooled connection. A lost or unreachable database
 /// answers 503 (and the broken connection is dropped, so the next call
 /// reconnects); any other exception escapes to the caller.
-template <class F>
-reply with_connection(service_context& ctx, F&& body);
+template <class F> reply with_connection(service_context& ctx, F&& body);
 
 } // namespace mg::api
 

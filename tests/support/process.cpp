@@ -25,6 +25,10 @@ child::child(const std::vector<std::string>& args, const std::map<std::string, s
     int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
+    // Listeners on free ports unless the test chose them, so children of
+    // parallel tests (or a service already on 8080) never collide.
+    setenv("MG_HTTP_ADDR", "127.0.0.1:0", 1);
+    setenv("MG_ADMIN_ADDR", "127.0.0.1:0", 1);
     for (auto& [k, v] : env)
       setenv(k.c_str(), v.c_str(), 1);
     std::vector<std::string> argv_s{movegate_binary()};

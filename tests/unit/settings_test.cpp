@@ -126,9 +126,9 @@ const std::vector<std::string> positive_seconds = {
 };
 
 const std::vector<std::string> min_one_integers = {
-    "MG_NODE_OBSERVE_BATCH_SIZE",   "MG_NODE_RECOVERY_BATCH_SIZE", "MG_NODE_MAX_ATTEMPTS",
-    "MG_APPROVAL_TTL_SECONDS",      "MG_CALLBACK_MAX_ATTEMPTS",    "MG_CALLBACK_BATCH_SIZE",
-    "MG_API_RATE_LIMIT_PER_SECOND",
+    "MG_NODE_OBSERVE_BATCH_SIZE",   "MG_NODE_RECOVERY_BATCH_SIZE",      "MG_NODE_MAX_ATTEMPTS",
+    "MG_APPROVAL_TTL_SECONDS",      "MG_CALLBACK_MAX_ATTEMPTS",         "MG_CALLBACK_BATCH_SIZE",
+    "MG_API_RATE_LIMIT_PER_SECOND", "MG_TEMPLATE_PROPOSAL_TTL_SECONDS",
 };
 
 const std::vector<std::string> booleans = {
@@ -184,6 +184,8 @@ BOOST_AUTO_TEST_CASE(defaults_match_reference) {
   BOOST_TEST(s.callback_batch_size == 5);
   BOOST_TEST(s.expiration_check_interval_seconds == 30.0);
   BOOST_TEST(s.template_proposal_expiration_interval_seconds == 30.0);
+  BOOST_TEST(s.template_proposal_ttl_seconds == 86400);
+  BOOST_TEST(s.local_signer_key_file.empty());
   BOOST_TEST(s.executor_health_interval_seconds == 60.0);
   BOOST_TEST(s.audit_outbox_promoter_interval_seconds == 1.0);
   // conditional workers
@@ -338,7 +340,7 @@ BOOST_AUTO_TEST_CASE(looks_up_only_described_names) {
   std::set<std::string> printed;
   for (const auto& kv : described(load_settings(env_of({}))))
     printed.insert(kv.first);
-  BOOST_TEST(asked.size() == 54u);
+  BOOST_TEST(asked.size() == 56u);
   BOOST_CHECK(asked == printed);
   for (const auto& n : asked)
     BOOST_CHECK_MESSAGE(starts_with(n, "MG_"), n);
@@ -549,9 +551,9 @@ BOOST_AUTO_TEST_CASE(describe_one_line_per_setting) {
   std::size_t newlines = 0;
   for (char c : text)
     newlines += c == '\n';
-  BOOST_TEST(newlines == 54u);
+  BOOST_TEST(newlines == 56u);
   auto lines = described(s);
-  BOOST_TEST(lines.size() == 54u);
+  BOOST_TEST(lines.size() == 56u);
   BOOST_TEST(lines["MG_NETWORK_CLASS"] == "devnet");
   BOOST_TEST(lines["MG_RUNTIME_NODE"] == hostname_pid());
   BOOST_TEST(lines["MG_NODE_DISPATCH_INTERVAL_SECONDS"] == "2");
@@ -563,7 +565,7 @@ BOOST_AUTO_TEST_CASE(describe_one_line_per_setting) {
   BOOST_TEST(lines["MG_CEX_TRANSFER_INGEST_VENUES_CSV"] == "");
   // A free-text value with a newline stays on its line.
   const auto odd = load_settings(env_of({{"MG_API_KEYS_FILE", "/tmp/a\nMG_ADMIN_TOKEN=x"}}));
-  BOOST_TEST(described(odd).size() == 54u);
+  BOOST_TEST(described(odd).size() == 56u);
 }
 
 BOOST_AUTO_TEST_CASE(describe_round_trips) {

@@ -1,0 +1,454 @@
+#include "actors/api/movement_service.hpp"
+
+#include <optional>
+
+#include "actors/workers/recover_update.hpp"
+#include "config/log.hpp"
+#include "domain/movement_requests.hpp"
+#include "persistence/audit_store.hpp"
+#include "persistence/context_loader.hpp"
+#include "persistence/movement_store.hpp"
+#include "persistence/node_store.hpp"
+#include "persistence/operator_store.hpp"
+#include "persistence/request_view.hpp"
+
+namespace mg::api {
+
+namespace {
+
+using domain::node_state;
+
+db::reconcile_settings reconcile_settings_of(const config::settings& s) {
+  return {s.unknown_escalate_seconds, s.callback_max_attempts};
+}
+
+/// Adds one member to a JSON object's text.
+std::string with_member(std::string object, const std::string& name, const std::string& json) {
+  object.pop_back(); // the closing brace
+  return object + (object.size() > 1 ? "," : "") + json::quote(name) + ":" + json + "}";
+}
+
+reply refused(const char* action, const caller& who, const std::string& id, const error& e) {
+  // Refusals write nothing to the database; the log is their only trace.
+  log::info("movement call refused", {{"action", action},
+                                      {"key_id", who.key_id},
+                                      {"request_id", id},
+                                      {"status", e.status},
+                                      {"code", e.code},
+                                      {"message", e.message}});
+  return error_reply(e);
+}
+
+/// Thrown (and caught by create) when another transaction created the same
+/// idempotency key between the first look and the insert.
+struct lost_create_race {};
+
+/// What an operator transition decided inside its transaction.
+struct outcome {
+  std::optional<error> refusal;
+  std::string body; // the answer (200) when not refused
+  std::string audit_detail = "{}";
+};
+
+outcome refuse(error e) {
+  outcome o;
+  o.refusal = std::move(e);
+  return o;
+}
+
+/// Runs one operator transition: `decide(tx)` reads under lock and either
+/// refuses (rolled back: nothing changed) or writes; a success is audited
+/// in the same transaction, committed, and announced to the runtime.
+template <class F>
+reply operator_call(service_context& ctx, const caller& who, const char* action,
+                    const std::string& id, F&& decide) {
+  constexpr int attempts = 3;
+  for (int i = 1;; ++i) {
+    try {
+      auto r = with_connection(ctx, [&](pqxx::connection& c) -> reply {
+        pqxx::work tx(c);
+        outcome o = decide(tx);
+        if (o.refusal)
+          return refused(action, who, id, *o.refusal);
+        db::write_audit(tx, who.key_id, action, "movement:" + id, o.audit_detail);
+        tx.commit();
+        return reply{200, std::move(o.body), {}};
+      });
+      if (r.status == 200 && ctx.request_changed)
+        ctx.request_changed(id);
+      return r;
+    } catch (const pqxx::transaction_rollback&) {
+      // Deadlock or serialization failure: nothing landed; try again.
+      if (i == attempts)
+        throw;
+    }
+  }
+}
+
+std::string string_array(const std::vector<std::pair<std::string, std::string>>& nodes) {
+  std::string out = "[";
+  for (size_t i = 0; i < nodes.size(); ++i)
+    out += (i ? "," : "") + std::string("{\"node_key\":") + json::quote(nodes[i].first) +
+           ",\"node_state\":" + json::quote(nodes[i].second) + "}";
+  return out + "]";
+}
+
+std::string page_body(const db::json_page& page) {
+  return "{\"items\":" + page.items + ",\"next_cursor\":" +
+         (page.next ? json::quote(domain::encode_cursor(*page.next)) : "null") + "}";
+}
+
+/// 400 for the list parameters, with every problem listed.
+std::optional<error> check_list_query(const list_query& q, bool with_state, int& limit,
+                                      std::optional<domain::list_cursor>& cursor) {
+  std::vector<field_error> bad;
+  if (with_state && !q.state.empty() && !domain::parse_request_state(q.state))
+    bad.push_back({"state", "unknown request state"});
+  if (auto l = domain::parse_limit(q.limit))
+    limit = *l;
+  else
+    bad.push_back({"limit", "must be an integer from 1 to 200"});
+  if (!q.cursor.empty()) {
+    cursor = domain::decode_cursor(q.cursor);
+    if (!cursor)
+      bad.push_back({"cursor", "malformed cursor"});
+  }
+  if (bad.empty())
+    return std::nullopt;
+  return bad_request("invalid query", std::move(bad));
+}
+
+std::string movement_or_empty(pqxx::transaction_base& tx, const std::string& id) {
+  return db::movement_json(tx, id).value_or("{}");
+}
+
+bool one_of(const std::string& s, std::initializer_list<const char*> states) {
+  for (auto* x : states)
+    if (s == x)
+      return true;
+  return false;
+}
+
+} // namespace
+
+// --- create and reads --------------------------------------------------------
+
+reply movement_service::create(const caller& who, const json::value& body) {
+  auto parsed = domain::parse_create_body(body, ctx_.settings.callback_allow_private);
+  if (!parsed.ok())
+    return refused("create", who, "", parsed.error);
+  const auto& b = *parsed.value;
+  std::string created_id;
+  // A concurrent create with the same key loses (at the unique index, or
+  // when create_request finds the winner's row); the next try answers from
+  // the winner's row (200 or 409).
+  for (int i = 1;; ++i) {
+    try {
+      auto r = with_connection(ctx_, [&](pqxx::connection& c) -> reply {
+        pqxx::work tx(c);
+        auto existing = db::find_by_idempotency_key(tx, b.idempotency_key);
+        if (existing && existing->body_hash == b.body_hash)
+          return reply{
+              200, with_member(movement_or_empty(tx, existing->id), "deduplicated", "true"), {}};
+        int version = b.template_version ? b.template_version
+                                         : db::latest_template_version(tx, b.template_key);
+        auto max_amount =
+            version ? db::template_max_amount(tx, b.template_key, version) : std::nullopt;
+        if (!max_amount)
+          return refused(
+              "create", who, "",
+              unprocessable(
+                  "unknown template",
+                  {{"template_key",
+                    "no template " + b.template_key +
+                        (b.template_version ? " version " + std::to_string(version) : "")}}));
+        if (!max_amount->empty()) {
+          if (!domain::is_decimal(*max_amount))
+            return refused("create", who, "",
+                           unprocessable("template risk_controls.max_amount is not a decimal"));
+          if (domain::compare_decimals(b.amount, *max_amount) > 0)
+            return refused("create", who, "",
+                           unprocessable("amount over the template's risk limit",
+                                         {{"intent.amount",
+                                           "exceeds risk_controls.max_amount " + *max_amount}}));
+        }
+        if (existing)
+          return refused("create", who, existing->id,
+                         conflict("idempotency_key already used with another body"));
+        db::create_params p;
+        p.template_key = b.template_key;
+        p.template_version = version;
+        p.intent = b.intent;
+        p.input_params = b.input_params;
+        p.callback_url = b.callback_url;
+        p.idempotency_key = b.idempotency_key;
+        p.created_by = who.key_id;
+        p.network_class = ctx_.settings.network_class;
+        p.approval_ttl_seconds = ctx_.settings.approval_ttl_seconds;
+        db::create_result created;
+        try {
+          created = db::create_request(tx, ctx_.plans, p);
+        } catch (const std::invalid_argument& e) {
+          return refused("create", who, "", unprocessable(e.what()));
+        }
+        // Another create with this key committed since our first look.
+        if (created.deduplicated)
+          throw lost_create_race{};
+        const auto& id = created.id;
+        db::set_create_body_hash(tx, id, b.body_hash);
+        db::write_audit(tx, who.key_id, "create", "movement:" + id,
+                        "{\"idempotency_key\":" + json::quote(b.idempotency_key) +
+                            ",\"template_key\":" + json::quote(b.template_key) +
+                            ",\"template_version\":" + std::to_string(version) + "}");
+        auto object = movement_or_empty(tx, id);
+        tx.commit();
+        created_id = id;
+        return reply{201, with_member(object, "deduplicated", "false"), {}};
+      });
+      if (r.status == 201 && ctx_.request_changed)
+        ctx_.request_changed(created_id);
+      return r;
+    } catch (const pqxx::unique_violation&) {
+      // A concurrent create with the same key won at the unique index.
+      if (i == 3)
+        throw;
+    } catch (const lost_create_race&) {
+      if (i == 3)
+        throw std::runtime_error("idempotency key race did not settle");
+    }
+  }
+}
+
+reply movement_service::get(const caller& who, const std::string& id) {
+  if (!domain::is_uuid(id))
+    return error_reply(not_found("no movement " + id));
+  return with_connection(ctx_, [&](pqxx::connection& c) -> reply {
+    pqxx::read_transaction tx(c);
+    auto object = db::movement_json(tx, id);
+    if (!object)
+      return error_reply(not_found("no movement " + id));
+    return reply{200, *object, {}};
+  });
+}
+
+reply movement_service::list(const caller& who, const list_query& q) {
+  int limit = 50;
+  std::optional<domain::list_cursor> cursor;
+  if (auto e = check_list_query(q, true, limit, cursor))
+    return error_reply(*e);
+  return with_connection(ctx_, [&](pqxx::connection& c) -> reply {
+    pqxx::read_transaction tx(c);
+    return reply{200, page_body(db::list_movements(tx, q.state, limit, cursor)), {}};
+  });
+}
+
+reply movement_service::events(const caller& who, const std::string& id, const list_query& q) {
+  int limit = 50;
+  std::optional<domain::list_cursor> cursor;
+  if (auto e = check_list_query(q, false, limit, cursor))
+    return error_reply(*e);
+  if (!domain::is_uuid(id))
+    return error_reply(not_found("no movement " + id));
+  return with_connection(ctx_, [&](pqxx::connection& c) -> reply {
+    pqxx::read_transaction tx(c);
+    if (!db::request_exists(tx, id))
+      return error_reply(not_found("no movement " + id));
+    return reply{200, page_body(db::list_events(tx, id, limit, cursor)), {}};
+  });
+}
+
+// --- operator transitions ------------------------------------------------------
+
+reply movement_service::approve(const caller& who, const std::string& id, const json::value& body) {
+  auto parsed = domain::parse_approve_body(body);
+  if (!parsed.ok())
+    return refused("approve", who, id, parsed.error);
+  if (!domain::is_uuid(id))
+    return refused("approve", who, id, not_found("no movement " + id));
+  return operator_call(ctx_, who, "approve", id, [&](pqxx::work& tx) {
+    auto row = db::lock_request_row(tx, id);
+    if (!row)
+      return refuse(not_found("no movement " + id));
+    if (row->created_by == who.key_id)
+      return refuse(forbidden("a request may not be approved by the key that created it"));
+    if (row->request_state != "PENDING_APPROVAL")
+      return refuse(conflict("cannot approve a " + row->request_state + " request"));
+    if (row->expired)
+      return refuse(conflict("the approval window has expired"));
+    auto r =
+        db::approve_request(tx, ctx_.plans, id, who.key_id, reconcile_settings_of(ctx_.settings));
+    if (r.status != db::approve_status::approved)
+      return refuse(conflict("cannot approve this request now"));
+    outcome o;
+    o.body = movement_or_empty(tx, id);
+    o.audit_detail = "{\"approver_id\":" + json::quote(parsed.value->approver_id) + "}";
+    return o;
+  });
+}
+
+reply movement_service::reject(const caller& who, const std::string& id, const json::value& body) {
+  auto parsed = domain::parse_reason_body(body);
+  if (!parsed.ok())
+    return refused("reject", who, id, parsed.error);
+  if (!domain::is_uuid(id))
+    return refused("reject", who, id, not_found("no movement " + id));
+  return operator_call(ctx_, who, "reject", id, [&](pqxx::work& tx) {
+    auto row = db::lock_request_row(tx, id);
+    if (!row)
+      return refuse(not_found("no movement " + id));
+    if (row->request_state != "PENDING_APPROVAL")
+      return refuse(conflict("cannot reject a " + row->request_state + " request"));
+    db::event_batch events(id, ctx_.settings.callback_max_attempts);
+    db::reject_request(tx, id, parsed.value->reason, events);
+    events.flush(tx);
+    outcome o;
+    o.body = movement_or_empty(tx, id);
+    o.audit_detail = "{\"reason\":" + json::quote(parsed.value->reason) + "}";
+    return o;
+  });
+}
+
+reply movement_service::cancel(const caller& who, const std::string& id, const json::value& body) {
+  auto parsed = domain::parse_reason_body(body);
+  if (!parsed.ok())
+    return refused("cancel", who, id, parsed.error);
+  if (!domain::is_uuid(id))
+    return refused("cancel", who, id, not_found("no movement " + id));
+  return operator_call(ctx_, who, "cancel", id, [&](pqxx::work& tx) {
+    auto row = db::lock_request_row(tx, id);
+    if (!row)
+      return refuse(not_found("no movement " + id));
+    if (!one_of(row->request_state,
+                {"PENDING_APPROVAL", "APPROVED", "EXECUTING", "WAITING_MANUAL_ACTION"}))
+      return refuse(conflict("cannot cancel a " + row->request_state + " request"));
+    // A new statement after the lock: sees a claim that committed
+    // SUBMITTING while this call waited for the request row.
+    if (db::any_node_ever_submitted(tx, id))
+      return refuse(conflict("a node has already been submitted to a provider"));
+    db::event_batch events(id, ctx_.settings.callback_max_attempts);
+    db::cancel_request(tx, id, parsed.value->reason, events);
+    events.flush(tx);
+    outcome o;
+    o.body = movement_or_empty(tx, id);
+    o.audit_detail = "{\"reason\":" + json::quote(parsed.value->reason) + "}";
+    return o;
+  });
+}
+
+reply movement_service::resume(const caller& who, const std::string& id, const json::value& body) {
+  auto parsed = domain::parse_resume_body(body);
+  if (!parsed.ok())
+    return refused("resume", who, id, parsed.error);
+  if (!domain::is_uuid(id))
+    return refused("resume", who, id, not_found("no movement " + id));
+  return operator_call(ctx_, who, "resume", id, [&](pqxx::work& tx) {
+    auto row = db::lock_request_row(tx, id);
+    if (!row)
+      return refuse(not_found("no movement " + id));
+    if (!one_of(row->request_state, {"MANUAL_INTERVENTION", "WAITING_MANUAL_ACTION"}))
+      return refuse(conflict("cannot resume a " + row->request_state + " request"));
+    int restarted = db::restart_escalation(tx, id);
+    db::event_batch events(id, ctx_.settings.callback_max_attempts);
+    db::reopen_request(tx, id, row->request_state, events);
+    events.flush(tx);
+    db::reconcile_request(tx, ctx_.plans, id, reconcile_settings_of(ctx_.settings));
+    db::notify_if_ready(tx, id);
+    outcome o;
+    o.body = movement_or_empty(tx, id);
+    o.audit_detail = "{\"from\":" + json::quote(row->request_state) +
+                     ",\"unknown_nodes_restarted\":" + std::to_string(restarted) + "}";
+    return o;
+  });
+}
+
+reply movement_service::retry(const caller& who, const std::string& id, const json::value& body) {
+  auto parsed = domain::parse_retry_body(body);
+  if (!parsed.ok())
+    return refused("retry", who, id, parsed.error);
+  if (!domain::is_uuid(id))
+    return refused("retry", who, id, not_found("no movement " + id));
+  const auto& key = parsed.value->node_key;
+  return operator_call(ctx_, who, "retry", id, [&](pqxx::work& tx) {
+    auto row = db::lock_request_row(tx, id);
+    if (!row)
+      return refuse(not_found("no movement " + id));
+    auto node = db::lock_node(tx, id, key);
+    if (!node)
+      return refuse(unprocessable("unknown node", {{"node_key", "no node " + key}}));
+    if (!one_of(row->request_state, {"EXECUTING", "MANUAL_INTERVENTION", "FAILED"}))
+      return refuse(conflict("cannot retry a node of a " + row->request_state + " request"));
+    if (!one_of(node->node_state, {"FAILED", "UNKNOWN"}))
+      return refuse(conflict("cannot retry a " + node->node_state + " node"));
+    db::event_batch events(id, ctx_.settings.callback_max_attempts);
+    std::string detail =
+        "{\"node_key\":" + json::quote(key) + ",\"from\":" + json::quote(node->node_state);
+    if (node->node_state == "FAILED") {
+      db::reopen_request(tx, id, row->request_state, events);
+      db::ready_failed_node(tx, id, key, "EXECUTING", events);
+    } else {
+      // UNKNOWN: ask the provider first (SPEC §1 recovery, same outcome
+      // mapping as the node_recovery worker).
+      if (!ctx_.providers)
+        return refuse(unavailable("no executors configured for recovery"));
+      auto n = db::load_node(tx, node->id);
+      auto stored = ctx_.plans.get(tx, n->template_key, n->template_version);
+      auto built = db::build_context(tx, *n, *stored, n->attempt_no);
+      built.ctx.idempotency_key = n->idempotency_key; // the attempt's own key
+      auto rr = workers::call_recover(*n, built.ctx, *ctx_.providers);
+      auto u = workers::recover_update(*n, rr);
+      if (u.next_state == node_state::unknown)
+        return refuse(conflict("recover could not resolve the node's attempt; it stays UNKNOWN"));
+      db::reopen_request(tx, id, row->request_state, events);
+      n->request_state = "EXECUTING";
+      db::add_artifact(tx, n->id, n->attempt_no, "recover_proof",
+                       workers::recover_proof_json(rr.outcome, u.next_state));
+      db::apply_node_update(tx, *n, u, events);
+      detail += ",\"recover\":" + json::quote(workers::recover_outcome_name(rr.outcome)) +
+                ",\"to\":" + json::quote(domain::to_string(u.next_state));
+    }
+    events.flush(tx);
+    db::reconcile_request(tx, ctx_.plans, id, reconcile_settings_of(ctx_.settings));
+    db::notify_if_ready(tx, id);
+    outcome o;
+    o.body = with_member(movement_or_empty(tx, id), "unresolved_nodes",
+                         string_array(db::broken_nodes(tx, id)));
+    o.audit_detail = detail + "}";
+    return o;
+  });
+}
+
+reply movement_service::complete(const caller& who, const std::string& id,
+                                 const std::string& node_key, const json::value& body) {
+  auto parsed = domain::parse_complete_body(body);
+  if (!parsed.ok())
+    return refused("complete", who, id, parsed.error);
+  if (!domain::is_uuid(id))
+    return refused("complete", who, id, not_found("no movement " + id));
+  return operator_call(ctx_, who, "complete", id, [&](pqxx::work& tx) {
+    auto row = db::lock_request_row(tx, id);
+    if (!row)
+      return refuse(not_found("no movement " + id));
+    auto node = db::lock_node(tx, id, node_key);
+    if (!node)
+      return refuse(not_found("no node " + node_key + " in movement " + id));
+    if (!one_of(row->request_state, {"EXECUTING", "WAITING_MANUAL_ACTION"}))
+      return refuse(conflict("cannot complete a node of a " + row->request_state + " request"));
+    if (node->action_type.rfind("manual_", 0) != 0)
+      return refuse(conflict("only manual_* nodes are completed by an operator"));
+    if (node->node_state != "READY")
+      return refuse(conflict("cannot complete a " + node->node_state + " node"));
+    db::event_batch events(id, ctx_.settings.callback_max_attempts);
+    db::complete_manual_node(tx, id, node_key, parsed.value->provider_refs, row->request_state,
+                             events);
+    events.flush(tx);
+    db::reconcile_request(tx, ctx_.plans, id, reconcile_settings_of(ctx_.settings));
+    db::notify_if_ready(tx, id);
+    outcome o;
+    o.body = movement_or_empty(tx, id);
+    o.audit_detail = "{\"node_key\":" + json::quote(node_key) +
+                     ",\"provider_refs\":" + parsed.value->provider_refs + "}";
+    return o;
+  });
+}
+
+} // namespace mg::api

@@ -1,0 +1,73 @@
+// movegate keys new --scopes create,read [--key-id ID]: prints a fresh
+// MG_API_KEYS_FILE entry (the secret is 32 random bytes, hex).
+#include <algorithm>
+#include <iostream>
+#include <openssl/rand.h>
+#include <stdexcept>
+#include <vector>
+
+#include "app/common.hpp"
+#include "domain/api_auth.hpp"
+#include "domain/json.hpp"
+
+namespace mg::app {
+
+namespace {
+
+std::string random_hex(size_t bytes) {
+  std::vector<unsigned char> buf(bytes);
+  if (RAND_bytes(buf.data(), static_cast<int>(buf.size())) != 1)
+    throw std::runtime_error("RAND_bytes failed");
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : buf) {
+    out += digits[b >> 4];
+    out += digits[b & 0x0F];
+  }
+  return out;
+}
+
+int keys_usage() {
+  std::cerr << "usage: movegate keys new --scopes create,approve,read,admin [--key-id ID]\n";
+  return 2;
+}
+
+} // namespace
+
+int cmd_keys(const args& a) {
+  if (a.empty() || a[0] != "new")
+    return keys_usage();
+  const std::string scopes_csv = flag(a, "--scopes", "");
+  if (scopes_csv.empty())
+    return keys_usage();
+  std::vector<std::string> scopes;
+  size_t start = 0;
+  while (start <= scopes_csv.size()) {
+    size_t comma = scopes_csv.find(',', start);
+    std::string name =
+        scopes_csv.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!api::parse_scope(name)) {
+      std::cerr << "movegate keys: unknown scope '" << name
+                << "' (expected create, approve, read or admin)\n";
+      return 2;
+    }
+    if (std::find(scopes.begin(), scopes.end(), name) == scopes.end())
+      scopes.push_back(name);
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  const std::string key_id = flag(a, "--key-id", "key-" + random_hex(4));
+  if (key_id.empty()) {
+    std::cerr << "movegate keys: --key-id must not be empty\n";
+    return 2;
+  }
+  std::string out = "{\"key_id\": " + json::quote(key_id) +
+                    ", \"secret\": " + json::quote(random_hex(32)) + ", \"scopes\": [";
+  for (size_t i = 0; i < scopes.size(); ++i)
+    out += (i ? ", " : "") + json::quote(scopes[i]);
+  std::cout << out << "]}" << std::endl;
+  return 0;
+}
+
+} // namespace mg::app

@@ -1,0 +1,42 @@
+#pragma once
+// The built-in `local` signer (SPEC §4): a secp256k1 private key read from a
+// PEM file, held in memory; signs payload hashes with ECDSA and reports the
+// key's EVM address as its identity.
+#include <memory>
+#include <string>
+
+#include "domain/executor.hpp"
+
+namespace mg::executors {
+
+class local_signer : public domain::signer {
+public:
+  /// Loads the key; throws std::runtime_error naming the file (never its
+  /// content) when it is unreadable or not a secp256k1 private key.
+  explicit local_signer(const std::string& pem_file);
+  ~local_signer() override;
+  local_signer(const local_signer&) = delete;
+  local_signer& operator=(const local_signer&) = delete;
+
+  /// Refuses (domain::executor_error) a payload_hash that differs from
+  /// intent.allowed_payload_hash, before the key is touched; else signs the
+  /// hash bytes (32 bytes of hex, optional 0x). The signature is `0x` +
+  /// r ‖ s, 32 bytes each, with low s (EIP-2).
+  domain::sign_result sign(const domain::sign_request& req) override;
+  /// Up, with signer_address = the key's EVM address.
+  domain::health_result health() override;
+
+  /// `0x` + 40 lower-case hex: the last 20 bytes of Keccak-256 of the
+  /// uncompressed public key without its 0x04 prefix.
+  const std::string& address() const { return address_; }
+
+private:
+  struct key;
+  std::unique_ptr<key> key_;
+  std::string address_;
+};
+
+/// Keccak-256 (the pre-standard padding Ethereum uses), lower-case hex.
+std::string keccak256_hex(const std::string& bytes);
+
+} // namespace mg::executors

@@ -1,0 +1,133 @@
+#include "http/admin_server.hpp"
+
+#include <httplib.h>
+#include <thread>
+
+#include "config/log.hpp"
+#include "domain/api.hpp"
+#include "domain/api_auth.hpp"
+#include "http/server_common.hpp"
+
+namespace mg::http {
+
+namespace {
+
+// A hook that throws counts as a failed check, never as a crash.
+bool check(const std::function<bool()>& hook, const char* name) {
+  if (!hook)
+    return false;
+  try {
+    return hook();
+  } catch (const std::exception& e) {
+    log::warn("readiness check threw", {{"check", name}, {"error", e.what()}});
+    return false;
+  }
+}
+
+} // namespace
+
+struct admin_server::impl {
+  impl(const config::settings& s, admin_hooks h) : token(s.admin_token), hooks(std::move(h)) {}
+
+  std::string token; // never logged
+  admin_hooks hooks;
+  httplib::Server server;
+  std::thread thread;
+
+  api::reply readyz() const;
+  api::reply workers() const;
+  std::optional<api::reply> refuse_without_token(const httplib::Request& req) const;
+  void install_handlers();
+};
+
+api::reply admin_server::impl::readyz() const {
+  bool db = check(hooks.database_ok, "database");
+  bool core = check(hooks.core_running, "core_workers");
+  std::string body = std::string("{\"status\":") + (db && core ? "\"ready\"" : "\"not_ready\"") +
+                     ",\"checks\":{\"database\":" + (db ? "true" : "false") +
+                     ",\"core_workers\":" + (core ? "true" : "false") + "}}";
+  return {db && core ? 200 : 503, body, {}};
+}
+
+api::reply admin_server::impl::workers() const {
+  if (!hooks.workers_json)
+    return api::error_reply(api::not_found("workers view not configured"));
+  try {
+    return {200, hooks.workers_json(), {}};
+  } catch (const std::exception& e) {
+    log::warn("admin workers view failed", {{"error", e.what()}});
+    return api::error_reply(api::unavailable());
+  }
+}
+
+std::optional<api::reply>
+admin_server::impl::refuse_without_token(const httplib::Request& req) const {
+  if (token.empty())
+    return api::error_reply(
+        {403, "admin_disabled", "MG_ADMIN_TOKEN is not set; admin routes are disabled", {}});
+  const std::string auth = req.get_header_value("Authorization");
+  const std::string prefix = "Bearer ";
+  if (auth.rfind(prefix, 0) != 0 ||
+      !api::constant_time_equal(std::string_view(auth).substr(prefix.size()), token))
+    return api::reply{401,
+                      api::error_body({401, "unauthorized", "bearer token required", {}}),
+                      {{"WWW-Authenticate", "Bearer"}}};
+  return std::nullopt;
+}
+
+void admin_server::impl::install_handlers() {
+  auto serve = [this](const httplib::Request& req, httplib::Response& res,
+                      const std::function<api::reply()>& body, bool needs_token) {
+    const auto started = std::chrono::steady_clock::now();
+    api::reply reply;
+    try {
+      auto refused = needs_token ? refuse_without_token(req) : std::nullopt;
+      reply = refused ? *refused : body();
+    } catch (const std::exception& e) {
+      log::error("admin request failed", {{"path", req.path}, {"error", e.what()}});
+      reply = api::error_reply(internal_error());
+    }
+    write_reply(res, reply);
+    log_request(req, res.status, "", started);
+  };
+  server.Get("/healthz", [serve](const httplib::Request& req, httplib::Response& res) {
+    serve(
+        req, res,
+        [] {
+          return api::reply{200, "{\"status\":\"ok\"}", {}};
+        },
+        false);
+  });
+  server.Get("/readyz", [this, serve](const httplib::Request& req, httplib::Response& res) {
+    serve(
+        req, res, [this] { return readyz(); }, false);
+  });
+  server.Get("/admin/workers", [this, serve](const httplib::Request& req, httplib::Response& res) {
+    serve(
+        req, res, [this] { return workers(); }, true);
+  });
+  server.new_task_queue = [] {
+    return new httplib::ThreadPool(4);
+  };
+  server.set_payload_max_length(64 * 1024);
+  install_error_handlers(server);
+}
+
+admin_server::admin_server(const config::settings& settings, admin_hooks hooks)
+    : impl_(std::make_unique<impl>(settings, std::move(hooks))) {
+  impl_->install_handlers();
+}
+
+admin_server::~admin_server() {
+  stop();
+}
+
+int admin_server::start(const std::string& host_port) {
+  return start_listening(impl_->server, impl_->thread, host_port, "admin");
+}
+
+void admin_server::stop() {
+  stop_listening(impl_->server, impl_->thread);
+}
+
+} // namespace mg::http

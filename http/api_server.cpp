@@ -1,0 +1,305 @@
+#include "http/api_server.hpp"
+
+#include <chrono>
+#include <httplib.h>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "config/log.hpp"
+#include "http/rate_limiter.hpp"
+#include "http/route_pattern.hpp"
+#include "http/server_common.hpp"
+#include "persistence/db.hpp"
+#include "persistence/nonce_store.hpp"
+
+namespace mg::http {
+
+namespace {
+
+constexpr size_t max_body_bytes = 1024 * 1024; // SPEC §5: over 1 MiB → 413
+constexpr long long max_skew_seconds = 300;
+constexpr int nonce_keep_seconds = 600;
+// Pruning is cheap but not free: once per this many new nonces or per minute.
+constexpr long prune_every_inserts = 256;
+constexpr auto prune_every = std::chrono::seconds(60);
+
+api::reply unauthorized(std::string message) {
+  return api::error_reply({401, "unauthorized", std::move(message), {}});
+}
+
+std::optional<long long> parse_timestamp(const std::string& s) {
+  size_t digits_from = (!s.empty() && s[0] == '-') ? 1 : 0;
+  if (s.size() == digits_from || s.size() - digits_from > 18 ||
+      s.find_first_not_of("0123456789", digits_from) != std::string::npos)
+    return std::nullopt;
+  return std::stoll(s);
+}
+
+long long unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+struct compiled_route {
+  route r;
+  route_pattern pattern;
+};
+
+} // namespace
+
+struct api_server::impl {
+  impl(const config::settings& s, std::vector<api::api_key> key_list, db::connection_pool& p,
+       std::vector<route> route_list)
+      : pool(p), limiter(s.api_rate_limit_per_second) {
+    for (auto& k : key_list) {
+      std::string id = k.key_id;
+      keys.emplace(std::move(id), std::move(k));
+    }
+    for (auto& r : route_list) {
+      route_pattern pattern(r.pattern);
+      routes.push_back({std::move(r), std::move(pattern)});
+    }
+  }
+
+  std::map<std::string, api::api_key> keys;
+  db::connection_pool& pool;
+  std::vector<compiled_route> routes;
+  rate_limiter limiter;
+  httplib::Server server;
+  std::thread thread;
+
+  std::mutex prune_mutex;
+  long inserts_since_prune = 0;
+  std::chrono::steady_clock::time_point last_prune = std::chrono::steady_clock::now();
+
+  void install_handlers();
+  api::reply serve(const httplib::Request& req, std::string& key_id);
+  std::optional<api::reply> authenticate(const httplib::Request& req, const std::string& raw_path,
+                                         const std::string& raw_query, api::caller& who);
+  std::optional<api::reply> remember_nonce(const std::string& key_id, const std::string& nonce);
+  void maybe_prune(pqxx::connection& c);
+  api::reply dispatch(const compiled_route& cr, std::vector<std::string> params,
+                      const httplib::Request& req, const std::string& raw_query, api::caller who);
+};
+
+api::reply api_server::impl::serve(const httplib::Request& req, std::string& key_id) {
+  // httplib refuses a Content-Length over the limit itself; a chunked body
+  // is only measured once read.
+  if (req.body.size() > max_body_bytes)
+    return api::error_reply(payload_too_large());
+
+  // The signature covers the path exactly as sent: take it from the target,
+  // never from req.path (which httplib has percent-decoded).
+  const auto q = req.target.find('?');
+  const std::string raw_path = req.target.substr(0, q);
+  const std::string raw_query = q == std::string::npos ? "" : req.target.substr(q + 1);
+
+  if (raw_path != "/v3" && raw_path.rfind("/v3/", 0) != 0)
+    return api::error_reply(api::not_found("no such path"));
+
+  api::caller who;
+  if (auto refused = authenticate(req, raw_path, raw_query, who))
+    return *refused;
+  key_id = who.key_id;
+
+  const compiled_route* found = nullptr;
+  std::optional<std::vector<std::string>> params;
+  std::string allowed;
+  for (const auto& cr : routes) {
+    auto m = cr.pattern.match(raw_path);
+    if (!m)
+      continue;
+    if (cr.r.method != req.method) {
+      allowed += (allowed.empty() ? "" : ", ") + cr.r.method;
+      continue;
+    }
+    // A literal segment beats a capture ("/x/new" over "/x/{id}").
+    if (!found || m->size() < params->size()) {
+      found = &cr;
+      params = std::move(m);
+    }
+  }
+  if (!found && allowed.empty())
+    return api::error_reply(api::not_found("no such path"));
+  if (!found) {
+    auto r = api::error_reply({405, "method_not_allowed", "method not allowed here", {}});
+    r.headers.emplace_back("Allow", allowed);
+    return r;
+  }
+
+  if (!who.has(found->r.scope))
+    return api::error_reply(
+        api::forbidden(std::string("key lacks scope '") + api::to_string(found->r.scope) + "'"));
+
+  if (int wait = limiter.acquire(who.key_id)) {
+    auto r = api::error_reply({429, "rate_limited", "rate limit exceeded; retry later", {}});
+    r.headers.emplace_back("Retry-After", std::to_string(wait));
+    return r;
+  }
+
+  return dispatch(*found, std::move(*params), req, raw_query, std::move(who));
+}
+
+std::optional<api::reply> api_server::impl::authenticate(const httplib::Request& req,
+                                                         const std::string& raw_path,
+                                                         const std::string& raw_query,
+                                                         api::caller& who) {
+  for (const char* h : {"X-QTG-Key-Id", "X-QTG-Timestamp", "X-QTG-Nonce", "X-QTG-Signature"})
+    if (req.get_header_value(h).empty())
+      return unauthorized(std::string("missing header ") + h);
+  const std::string key_id = req.get_header_value("X-QTG-Key-Id");
+  const std::string timestamp = req.get_header_value("X-QTG-Timestamp");
+  const std::string nonce = req.get_header_value("X-QTG-Nonce");
+  const std::string signature = req.get_header_value("X-QTG-Signature");
+
+  auto ts = parse_timestamp(timestamp);
+  if (!ts)
+    return unauthorized("X-QTG-Timestamp must be unix seconds as a decimal integer");
+  long long skew = unix_now() - *ts;
+  if (skew > max_skew_seconds || skew < -max_skew_seconds)
+    return unauthorized("X-QTG-Timestamp is more than 300 s away from the server's clock");
+  if (!api::valid_nonce(nonce))
+    return unauthorized("X-QTG-Nonce must be 16-128 characters of [A-Za-z0-9_-]");
+  auto key = keys.find(key_id);
+  if (key == keys.end())
+    return unauthorized("unknown key");
+  const std::string expected = api::sign_request(key->second.secret, req.method, raw_path,
+                                                 raw_query, req.body, timestamp, nonce);
+  if (!api::constant_time_equal(expected, signature))
+    return unauthorized("bad signature");
+  // Only a verified request may spend a row in api_nonces: forged ones must
+  // not be able to fill the table.
+  if (auto refused = remember_nonce(key_id, nonce))
+    return refused;
+  who.key_id = key_id;
+  who.scopes = key->second.scopes;
+  return std::nullopt;
+}
+
+std::optional<api::reply> api_server::impl::remember_nonce(const std::string& key_id,
+                                                           const std::string& nonce) {
+  bool fresh = false;
+  try {
+    auto lease = pool.acquire();
+    try {
+      fresh = db::remember_nonce(*lease, key_id, nonce);
+    } catch (const std::exception& e) {
+      if (db::is_connection_error(e) || !lease->is_open())
+        lease.discard();
+      throw;
+    }
+    if (fresh)
+      maybe_prune(*lease);
+  } catch (const std::exception& e) {
+    log::warn("nonce check failed; answering 503", {{"error", e.what()}});
+    return api::error_reply(api::unavailable());
+  }
+  if (!fresh)
+    return unauthorized("replayed nonce");
+  return std::nullopt;
+}
+
+void api_server::impl::maybe_prune(pqxx::connection& c) {
+  {
+    std::lock_guard<std::mutex> lock(prune_mutex);
+    auto now = std::chrono::steady_clock::now();
+    if (++inserts_since_prune < prune_every_inserts && now - last_prune < prune_every)
+      return;
+    inserts_since_prune = 0;
+    last_prune = now;
+  }
+  try {
+    long gone = db::prune_nonces(c, nonce_keep_seconds);
+    log::debug("pruned api nonces", {{"deleted", gone}});
+  } catch (const std::exception& e) {
+    // The nonce itself is committed; a failed prune is retried next time.
+    log::warn("pruning api nonces failed", {{"error", e.what()}});
+  }
+}
+
+api::reply api_server::impl::dispatch(const compiled_route& cr, std::vector<std::string> params,
+                                      const httplib::Request& req, const std::string& raw_query,
+                                      api::caller who) {
+  call c;
+  c.who = std::move(who);
+  c.params = std::move(params);
+  c.raw_query = raw_query;
+  for (auto& [k, v] : api::decode_query(raw_query))
+    c.query.emplace(std::move(k), std::move(v));
+  c.body = req.body;
+  c.json.SetObject();
+  if (cr.r.takes_body && !req.body.empty()) {
+    std::string why;
+    auto parsed = json::parse(req.body, &why);
+    if (!parsed)
+      return api::error_reply(api::bad_request("body is not JSON: " + why));
+    if (!parsed->IsObject())
+      return api::error_reply(api::bad_request("body must be a JSON object"));
+    c.json = std::move(*parsed);
+  }
+  try {
+    return cr.r.handle(c);
+  } catch (const pqxx::broken_connection& e) {
+    log::error("handler lost the database", {{"route", cr.r.pattern}, {"error", e.what()}});
+    return api::error_reply(api::unavailable());
+  } catch (const std::exception& e) {
+    log::error("handler failed", {{"route", cr.r.pattern}, {"error", e.what()}});
+    return api::error_reply(internal_error());
+  } catch (...) {
+    log::error("handler failed", {{"route", cr.r.pattern}, {"error", "unknown exception"}});
+    return api::error_reply(internal_error());
+  }
+}
+
+void api_server::impl::install_handlers() {
+  server.set_payload_max_length(max_body_bytes);
+  server.new_task_queue = [] {
+    return new httplib::ThreadPool(8);
+  };
+
+  httplib::Server::Handler handler = [this](const httplib::Request& req, httplib::Response& res) {
+    const auto started = std::chrono::steady_clock::now();
+    std::string key_id;
+    api::reply reply;
+    try {
+      reply = serve(req, key_id);
+    } catch (const std::exception& e) {
+      log::error("request failed", {{"error", e.what()}});
+      reply = api::error_reply(internal_error());
+    }
+    write_reply(res, reply);
+    log_request(req, res.status, key_id.empty() ? req.get_header_value("X-QTG-Key-Id") : key_id,
+                started);
+  };
+  // One catch-all per method: routing (on the raw path) is ours.
+  const std::string any = "[\\s\\S]*";
+  server.Get(any, handler);
+  server.Post(any, handler);
+  server.Put(any, handler);
+  server.Patch(any, handler);
+  server.Delete(any, handler);
+  server.Options(any, handler);
+  install_error_handlers(server);
+}
+
+api_server::api_server(const config::settings& settings, std::vector<api::api_key> keys,
+                       db::connection_pool& pool, std::vector<route> routes)
+    : impl_(std::make_unique<impl>(settings, std::move(keys), pool, std::move(routes))) {
+  impl_->install_handlers();
+}
+
+api_server::~api_server() {
+  stop();
+}
+
+int api_server::start(const std::string& host_port) {
+  return start_listening(impl_->server, impl_->thread, host_port, "api");
+}
+
+void api_server::stop() {
+  stop_listening(impl_->server, impl_->thread);
+}
+
+} // namespace mg::http

@@ -1,0 +1,59 @@
+#pragma once
+// The /v3 front door on cpp-httplib (SPEC §5). In SPEC §5's order it
+// answers 413 (body over 1 MiB) → 401 (missing/malformed auth headers,
+// unknown key, timestamp skew > 300 s, bad signature, replayed nonce) →
+// 403 (scope) → 429 (per-key token bucket, Retry-After) → 400 (a route
+// that takes a body got something that is not a JSON object; an empty
+// body is {}) → 404 (no route) — then hands the call to the route's
+// handler. Never a 500: a handler exception is logged and answered 503
+// when the database is the cause, else 500-free "internal" 503.
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/settings.hpp"
+#include "domain/api.hpp"
+#include "domain/api_auth.hpp"
+#include "domain/json.hpp"
+#include "persistence/connection_pool.hpp"
+
+namespace mg::http {
+
+/// A call that passed the front door's checks.
+struct call {
+  api::caller who;
+  std::vector<std::string> params;               // path captures in pattern order (raw, as sent)
+  std::string raw_query;                         // after '?', as sent ("" when none)
+  std::multimap<std::string, std::string> query; // decoded (+ stays '+')
+  std::string body;
+  json::document json; // the body parsed (routes with takes_body), {} when empty
+};
+
+struct route {
+  std::string method;  // GET, POST, PUT
+  std::string pattern; // e.g. "/v3/movements/{id}/approve"
+  api::scope scope;
+  bool takes_body = false;
+  std::function<api::reply(const call&)> handle;
+};
+
+class api_server {
+public:
+  /// `nonces` remembers (key_id, nonce) pairs in PostgreSQL (api_nonces).
+  api_server(const config::settings& settings, std::vector<api::api_key> keys,
+             db::connection_pool& pool, std::vector<route> routes);
+  ~api_server();
+
+  /// Binds `host:port` (port 0 picks a free one), serves on a thread of its
+  /// own and returns the bound port; throws std::runtime_error on failure.
+  int start(const std::string& host_port);
+  void stop();
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace mg::http

@@ -1,0 +1,117 @@
+#include "http/front_doors.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "config/log.hpp"
+#include "http/admin_server.hpp"
+#include "http/api_server.hpp"
+#include "http/routes.hpp"
+#include "persistence/db.hpp"
+#include "persistence/heartbeat_view.hpp"
+
+namespace mg::http {
+
+namespace {
+
+/// The API's own connections: enough for the server's worker threads to
+/// rarely wait, few enough to leave PostgreSQL's 100 to the workers.
+constexpr size_t api_pool_size = 8;
+
+std::vector<api::api_key> read_api_keys(const std::string& path) {
+  if (path.empty()) {
+    log::warn("MG_API_KEYS_FILE is not set: every /v3 call will be refused (401)");
+    return {};
+  }
+  std::ifstream in(path);
+  if (!in)
+    throw std::runtime_error("MG_API_KEYS_FILE: cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return api::parse_api_keys(text.str());
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(std::string("MG_API_KEYS_FILE: ") + e.what());
+  }
+}
+
+/// The heartbeat rows as JSON; null while the database is unreachable.
+std::string heartbeats_json(db::connection_pool& pool) {
+  try {
+    auto lease = pool.acquire();
+    try {
+      return db::worker_heartbeats_json(*lease);
+    } catch (const std::exception&) {
+      lease.discard();
+      return "null";
+    }
+  } catch (const std::exception&) {
+    return "null";
+  }
+}
+
+bool database_reachable(db::connection_pool& pool) {
+  try {
+    auto lease = pool.acquire();
+    try {
+      pqxx::nontransaction tx(*lease);
+      tx.exec("SELECT 1");
+      return true;
+    } catch (const std::exception&) {
+      lease.discard();
+      return false;
+    }
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+} // namespace
+
+front_doors::front_doors(const config::settings& settings, db::plan_cache& plans,
+                         const domain::provider_registry* providers, front_door_hooks hooks)
+    : settings_(settings), hooks_(std::move(hooks)) {
+  pool_ = std::make_unique<db::connection_pool>(
+      db::with_application_name(settings.database_url, "movegate:api"), api_pool_size);
+  ctx_.reset(new api::service_context{*pool_, settings_, plans, hooks_.request_changed, providers});
+  movements_ = std::make_unique<api::movement_service>(*ctx_);
+  catalog_ = std::make_unique<api::catalog_service>(*ctx_);
+  api_ = std::make_unique<api_server>(settings_, read_api_keys(settings.api_keys_file), *pool_,
+                                      v3_routes(*movements_, *catalog_));
+  admin_hooks ah;
+  ah.database_ok = [this] {
+    return database_reachable(*pool_);
+  };
+  ah.core_running = [this] {
+    return hooks_.core_running ? hooks_.core_running() : false;
+  };
+  ah.workers_json = [this] {
+    return "{\"supervision\":" +
+           (hooks_.supervision_json ? hooks_.supervision_json() : std::string("[]")) +
+           ",\"heartbeats\":" + heartbeats_json(*pool_) + "}";
+  };
+  admin_ = std::make_unique<admin_server>(settings_, std::move(ah));
+}
+
+front_doors::~front_doors() {
+  stop();
+}
+
+void front_doors::start() {
+  api_port_ = api_->start(settings_.http_addr);
+  admin_port_ = admin_->start(settings_.admin_addr);
+  log::info("front doors listening", {{"api_port", api_port_},
+                                      {"admin_port", admin_port_},
+                                      {"api_addr", settings_.http_addr},
+                                      {"admin_addr", settings_.admin_addr}});
+}
+
+void front_doors::stop() {
+  if (api_)
+    api_->stop();
+  if (admin_)
+    admin_->stop();
+}
+
+} // namespace mg::http

@@ -1,0 +1,56 @@
+#pragma once
+// One process's front doors: the /v3 API on MG_HTTP_ADDR and the admin
+// listener on MG_ADMIN_ADDR, with the connection pool and services behind
+// them. `serve` and the end-to-end tests start them the same way.
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "actors/api/catalog_service.hpp"
+#include "actors/api/movement_service.hpp"
+#include "config/settings.hpp"
+#include "domain/executor.hpp"
+
+namespace mg::http {
+
+class api_server;
+class admin_server;
+
+struct front_door_hooks {
+  /// A request changed in this process (runtime::notify_changed).
+  std::function<void(const std::string& request_id)> request_changed;
+  /// The supervision tree as JSON (supervisor status); "[]" without workers.
+  std::function<std::string()> supervision_json;
+  /// Every core worker is running (readiness).
+  std::function<bool()> core_running;
+};
+
+class front_doors {
+public:
+  /// Reads MG_API_KEYS_FILE (throws std::runtime_error naming the problem,
+  /// never a secret). `plans` and `providers` are the runtime's.
+  front_doors(const config::settings& settings, db::plan_cache& plans,
+              const domain::provider_registry* providers, front_door_hooks hooks);
+  ~front_doors();
+
+  /// Binds both listeners (port 0 picks one); throws on failure.
+  void start();
+  void stop();
+
+  int api_port() const { return api_port_; }
+  int admin_port() const { return admin_port_; }
+
+private:
+  const config::settings& settings_;
+  front_door_hooks hooks_;
+  std::unique_ptr<db::connection_pool> pool_;
+  std::unique_ptr<api::service_context> ctx_;
+  std::unique_ptr<api::movement_service> movements_;
+  std::unique_ptr<api::catalog_service> catalog_;
+  std::unique_ptr<api_server> api_;
+  std::unique_ptr<admin_server> admin_;
+  int api_port_ = 0;
+  int admin_port_ = 0;
+};
+
+} // namespace mg::http

@@ -1,1 +1,0 @@
-// Keeps mg_http non-empty until its first sources land.

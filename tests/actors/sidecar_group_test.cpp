@@ -1,0 +1,69 @@
+// The always-on sidecars run in the sidecar group of a real runtime: seeded
+// heartbeats say so, the supervisor lists them there, and they do their
+// work (the audit promoter, the health check) while the core runs.
+#include <boost/test/unit_test.hpp>
+
+#include "actors/workers/sidecars.hpp"
+#include "tests/support/runtime_fixture.hpp"
+
+using namespace mg;
+using namespace std::chrono_literals;
+
+namespace {
+
+const char* const sidecar_names[] = {"expiration_checker", "template_proposal_expiration",
+                                     "executor_health", "audit_outbox_promoter"};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(sidecar_group)
+
+BOOST_FIXTURE_TEST_CASE(sidecar_workers_are_all_in_the_sidecar_group, test::runtime_fixture) {
+  auto specs = actors::sidecar_workers(ctx);
+  BOOST_REQUIRE(specs.size() == 4u);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    BOOST_TEST(specs[i].name == sidecar_names[i]);
+    BOOST_TEST(std::string(to_string(specs[i].group)) == "sidecar");
+  }
+  BOOST_TEST(specs[0].policy.interval_seconds == settings.expiration_check_interval_seconds);
+  BOOST_TEST(specs[2].policy.drain == false); // every health pass "processes" something
+}
+
+BOOST_FIXTURE_TEST_CASE(runtime_runs_the_sidecars_in_the_sidecar_group, test::runtime_fixture) {
+  settings.audit_outbox_promoter_interval_seconds = 0.1;
+  apply_settings();
+  exec("INSERT INTO audit_outbox (actor, action, subject) VALUES ('k', 'test', 's')");
+  start();
+  for (auto* name : sidecar_names)
+    BOOST_TEST(count(std::string("SELECT count(*) FROM worker_heartbeats WHERE worker_name = '") +
+                     name + "' AND worker_group = 'sidecar' AND runtime_node = 'test-node'") == 1);
+  std::string status;
+  (*self)
+      ->request(rt->supervisor(), 5s, actors::status_atom::value)
+      .receive([&](const std::string& s) { status = s; }, [&](caf::error&) {});
+  for (auto* name : sidecar_names)
+    BOOST_TEST(status.find(std::string("\"name\":\"") + name + "\",\"group\":\"sidecar\"") !=
+               std::string::npos);
+  BOOST_TEST(eventually([&] { return count("SELECT count(*) FROM audit_events") == 1; }, 5s));
+  // The first health pass records this process's sim executor and signer.
+  BOOST_TEST(eventually(
+      [&] {
+        return count("SELECT count(*) FROM executors WHERE executor_key = 'sim'"
+                     " AND runtime_node = 'test-node' AND health_state = 'up'") == 1;
+      },
+      5s));
+  BOOST_TEST(scalar("SELECT observed_signer_address FROM signers WHERE signer_key = 'sim'") ==
+             "0x5157000000000000000000000000000000005157");
+  BOOST_TEST(stop() == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(api_only_process_runs_no_sidecars, test::runtime_fixture) {
+  settings.workers_enabled = false;
+  apply_settings();
+  start();
+  BOOST_TEST(count("SELECT count(*) FROM worker_heartbeats WHERE worker_group = 'sidecar'"
+                   " AND worker_name = 'expiration_checker'") == 0);
+  BOOST_TEST(stop() == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
