@@ -6,20 +6,16 @@
 
 namespace mg::domain {
 
-namespace {
-
-std::string to_hex(const unsigned char* bytes, unsigned int len) {
+std::string to_hex(const unsigned char* bytes, size_t len) {
   static const char* digits = "0123456789abcdef";
   std::string out;
   out.reserve(len * 2);
-  for (unsigned int i = 0; i < len; ++i) {
+  for (size_t i = 0; i < len; ++i) {
     out += digits[bytes[i] >> 4];
     out += digits[bytes[i] & 0xf];
   }
   return out;
 }
-
-} // namespace
 
 std::string sha256_hex(std::string_view data) {
   unsigned char md[EVP_MAX_MD_SIZE];
@@ -36,6 +32,30 @@ std::string hmac_sha256_hex(std::string_view key, std::string_view data) {
             reinterpret_cast<const unsigned char*>(data.data()), data.size(), md, &len))
     throw std::runtime_error("HMAC(sha256) failed");
   return to_hex(md, len);
+}
+
+int hex_digit_value(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+std::optional<std::string> from_hex(std::string_view hex) {
+  if (hex.size() % 2)
+    return std::nullopt;
+  std::string out;
+  out.reserve(hex.size() / 2);
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    int hi = hex_digit_value(hex[i]), lo = hex_digit_value(hex[i + 1]);
+    if (hi < 0 || lo < 0)
+      return std::nullopt;
+    out += static_cast<char>(hi * 16 + lo);
+  }
+  return out;
 }
 
 } // namespace mg::domain

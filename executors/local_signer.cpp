@@ -11,30 +11,11 @@
 #include <optional>
 #include <stdexcept>
 
+#include "domain/hash.hpp"
+
 namespace mg::executors {
 
 namespace {
-
-std::string to_hex(const unsigned char* data, size_t n) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(n * 2);
-  for (size_t i = 0; i < n; ++i) {
-    out += digits[data[i] >> 4];
-    out += digits[data[i] & 0xf];
-  }
-  return out;
-}
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
 
 /// 32 bytes from 64 hex digits (optional 0x), or nullopt.
 std::optional<std::string> hash_bytes(const std::string& hex) {
@@ -43,14 +24,7 @@ std::optional<std::string> hash_bytes(const std::string& hex) {
     h.remove_prefix(2);
   if (h.size() != 64)
     return std::nullopt;
-  std::string out;
-  for (size_t i = 0; i < h.size(); i += 2) {
-    int hi = hex_digit(h[i]), lo = hex_digit(h[i + 1]);
-    if (hi < 0 || lo < 0)
-      return std::nullopt;
-    out += static_cast<char>(hi * 16 + lo);
-  }
-  return out;
+  return domain::from_hex(h);
 }
 
 struct bn_deleter {
@@ -89,7 +63,7 @@ std::string compact_low_s(const unsigned char* der, size_t der_len) {
   BN_bn2binpad(r, out, 32);
   BN_bn2binpad(low_s.get(), out + 32, 32);
   ECDSA_SIG_free(sig);
-  return "0x" + to_hex(out, sizeof out);
+  return "0x" + domain::to_hex(out, sizeof out);
 }
 
 } // namespace
@@ -103,7 +77,7 @@ std::string keccak256_hex(const std::string& bytes) {
   CryptoPP::Keccak_256 h;
   unsigned char digest[CryptoPP::Keccak_256::DIGESTSIZE];
   h.CalculateDigest(digest, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
-  return to_hex(digest, sizeof digest);
+  return domain::to_hex(digest, sizeof digest);
 }
 
 local_signer::local_signer(const std::string& pem_file) : key_(std::make_unique<key>()) {

@@ -101,10 +101,6 @@ front_doors::~front_doors() {
 void front_doors::start() {
   api_port_ = api_->start(settings_.http_addr);
   admin_port_ = admin_->start(settings_.admin_addr);
-  log::info("front doors listening", {{"api_port", api_port_},
-                                      {"admin_port", admin_port_},
-                                      {"api_addr", settings_.http_addr},
-                                      {"admin_addr", settings_.admin_addr}});
 }
 
 void front_doors::stop() {

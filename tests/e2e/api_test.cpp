@@ -125,16 +125,6 @@ struct serve_fixture : test::db_fixture {
 
   test::api_client client(const key& k) { return test::api_client(api_port, k.id, k.secret); }
 
-  bool wait_for(const std::string& sql, std::chrono::seconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (scalar(sql) == "t")
-        return true;
-      std::this_thread::sleep_for(20ms);
-    }
-    return false;
-  }
-
   /// Everything a refused call must leave alone: row counts of every table
   /// but api_nonces and the heartbeats, plus the content of the tables the
   /// API writes.

@@ -32,15 +32,6 @@ std::string template_with(const std::string& sim) {
 }
 
 struct crash_fixture : test::db_fixture {
-  bool wait_for(const std::string& sql, std::chrono::seconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (scalar(sql) == "t")
-        return true;
-      std::this_thread::sleep_for(20ms);
-    }
-    return false;
-  }
   std::string log_path(const std::string& name) {
     return std::string(MG_BINARY_DIR) + "/e2e-" + name + ".log";
   }

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <random>
+#include <thread>
 
 #include "domain/hash.hpp"
 #include "persistence/db.hpp"
@@ -172,6 +173,16 @@ std::string db_fixture::scalar(const std::string& sql) {
 void db_fixture::exec(const std::string& sql) {
   pqxx::nontransaction tx(*other);
   tx.exec(sql);
+}
+
+bool db_fixture::wait_for(const std::string& sql, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (scalar(sql) == "t")
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
 }
 
 } // namespace mg::test

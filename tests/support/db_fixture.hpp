@@ -2,6 +2,7 @@
 // A fresh, migrated database per test case, cloned from a template database
 // on the throwaway PostgreSQL the scripts start (MG_DATABASE_URL).
 #include <boost/test/unit_test.hpp>
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -43,6 +44,8 @@ struct db_fixture {
   /// Any single-value SQL, as text ("" for NULL).
   std::string scalar(const std::string& sql);
   long count(const std::string& sql) { return std::stol(scalar(sql)); }
+  /// Polls `sql` (a boolean) every 20 ms until it is true or `timeout` passes.
+  bool wait_for(const std::string& sql, std::chrono::milliseconds timeout);
   void exec(const std::string& sql);
   /// Rebuilds the engine after changing `settings`.
   void apply_settings();
