@@ -27,10 +27,12 @@ bool check(const std::function<bool()>& hook, const char* name) {
 } // namespace
 
 struct admin_server::impl {
-  impl(const config::settings& s, admin_hooks h) : token(s.admin_token), hooks(std::move(h)) {}
+  impl(const config::settings& s, admin_hooks h, std::vector<admin_route> r)
+      : token(s.admin_token), hooks(std::move(h)), routes(std::move(r)) {}
 
   std::string token; // never logged
   admin_hooks hooks;
+  std::vector<admin_route> routes;
   httplib::Server server;
   std::thread thread;
 
@@ -106,6 +108,22 @@ void admin_server::impl::install_handlers() {
     serve(
         req, res, [this] { return workers(); }, true);
   });
+  for (const auto& r : routes) {
+    auto handler = [serve, r](const httplib::Request& req, httplib::Response& res) {
+      admin_request ar;
+      for (size_t i = 1; i < req.matches.size(); ++i)
+        ar.params.push_back(req.matches[i]);
+      for (const auto& [k, v] : req.params)
+        ar.query.emplace(k, v);
+      ar.body = req.body;
+      serve(
+          req, res, [&] { return r.handle(ar); }, r.needs_token);
+    };
+    if (r.method == "POST")
+      server.Post(r.pattern, handler);
+    else
+      server.Get(r.pattern, handler);
+  }
   server.new_task_queue = [] {
     return new httplib::ThreadPool(4);
   };
@@ -113,8 +131,9 @@ void admin_server::impl::install_handlers() {
   install_error_handlers(server);
 }
 
-admin_server::admin_server(const config::settings& settings, admin_hooks hooks)
-    : impl_(std::make_unique<impl>(settings, std::move(hooks))) {
+admin_server::admin_server(const config::settings& settings, admin_hooks hooks,
+                           std::vector<admin_route> routes)
+    : impl_(std::make_unique<impl>(settings, std::move(hooks), std::move(routes))) {
   impl_->install_handlers();
 }
 

@@ -7,10 +7,13 @@
 // answers 401; when MG_ADMIN_TOKEN is empty the protected routes are
 // disabled and answer 403 "admin_disabled" whatever the caller sends.
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "config/settings.hpp"
+#include "domain/api.hpp"
 
 namespace mg::http {
 
@@ -21,9 +24,27 @@ struct admin_hooks {
   std::function<std::string()> workers_json;
 };
 
+/// What an admin route handler gets.
+struct admin_request {
+  std::vector<std::string> params;               // regex captures of the pattern
+  std::multimap<std::string, std::string> query; // decoded
+  std::string body;
+};
+
+/// A route a feature adds to the admin listener (callbacks, metrics, the
+/// inspection page…). Set a Content-Type header in the reply for anything
+/// that is not JSON.
+struct admin_route {
+  std::string method;  // GET or POST
+  std::string pattern; // httplib regex over the path, e.g. "/admin/callbacks/([^/]+)/redeliver"
+  bool needs_token = true;
+  std::function<api::reply(const admin_request&)> handle;
+};
+
 class admin_server {
 public:
-  admin_server(const config::settings& settings, admin_hooks hooks);
+  admin_server(const config::settings& settings, admin_hooks hooks,
+               std::vector<admin_route> routes = {});
   ~admin_server();
 
   /// Binds `host:port` (port 0 picks a free one), serves on a thread of its

@@ -91,7 +91,9 @@ front_doors::front_doors(const config::settings& settings, db::plan_cache& plans
            (hooks_.supervision_json ? hooks_.supervision_json() : std::string("[]")) +
            ",\"heartbeats\":" + heartbeats_json(*pool_) + "}";
   };
-  admin_ = std::make_unique<admin_server>(settings_, std::move(ah));
+  // Routes features add to the admin listener (each from its own file).
+  std::vector<admin_route> admin_routes;
+  admin_ = std::make_unique<admin_server>(settings_, std::move(ah), std::move(admin_routes));
 }
 
 front_doors::~front_doors() {

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <memory>
 #include <stdexcept>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include "config/log.hpp"
@@ -20,9 +21,14 @@ api::error internal_error() {
 
 void write_reply(httplib::Response& res, const api::reply& reply) {
   res.status = reply.status;
-  for (const auto& [name, value] : reply.headers)
-    res.set_header(name, value);
-  res.set_content(reply.body, "application/json");
+  std::string content_type = "application/json";
+  for (const auto& [name, value] : reply.headers) {
+    if (strcasecmp(name.c_str(), "Content-Type") == 0)
+      content_type = value;
+    else
+      res.set_header(name, value);
+  }
+  res.set_content(reply.body, content_type);
 }
 
 void log_request(const httplib::Request& req, int status, const std::string& key_id,

@@ -15,7 +15,8 @@ api::error payload_too_large();
 /// A handler failed for a reason other than the database: 503, never 500.
 api::error internal_error();
 
-/// Status, extra headers and the body as application/json.
+/// Status, extra headers and the body (application/json unless the reply
+/// names another Content-Type).
 void write_reply(httplib::Response& res, const api::reply& reply);
 
 /// One debug JSON line: method, raw path (no query), status, key_id, ms.
