@@ -95,6 +95,9 @@ int start_listening(httplib::Server& server, std::thread& thread, const std::str
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
+  // httplib writes a response's headers and body separately: with Nagle on,
+  // the body waits for the client's delayed ACK (~40 ms a request).
+  server.set_tcp_nodelay(true);
   int port = addr.port == 0 ? server.bind_to_any_port(addr.host)
                             : (server.bind_to_port(addr.host, addr.port) ? addr.port : -1);
   if (port < 0)

@@ -133,7 +133,8 @@ bool one_of(const std::string& s, std::initializer_list<const char*> states) {
 
 // --- create and reads --------------------------------------------------------
 
-reply movement_service::create(const caller& who, const json::value& body) {
+reply movement_service::create(const caller& who, const json::value& body,
+                               const std::string& raw_body) {
   auto parsed = domain::parse_create_body(body, ctx_.settings.callback_allow_private);
   if (!parsed.ok())
     return refused("create", who, "", parsed.error);
@@ -180,6 +181,8 @@ reply movement_service::create(const caller& who, const json::value& body) {
         p.template_version = version;
         p.intent = b.intent;
         p.input_params = b.input_params;
+        if (!raw_body.empty())
+          db::exact_members(tx, raw_body, p.intent, p.input_params);
         p.callback_url = b.callback_url;
         p.idempotency_key = b.idempotency_key;
         p.created_by = who.key_id;

@@ -25,8 +25,10 @@ public:
   explicit movement_service(service_context& ctx) : ctx_(ctx) {}
 
   /// POST /v3/movements — 201 new, 200 deduplicated, 409 same idempotency
-  /// key with another body. `body` is a JSON object.
-  reply create(const caller& who, const json::value& body);
+  /// key with another body. `body` is a JSON object; `raw_body`, its text
+  /// when there is one, lets `intent` and `input_params` keep numbers that
+  /// do not fit a double exactly as sent.
+  reply create(const caller& who, const json::value& body, const std::string& raw_body = "");
   /// GET /v3/movements/{id}
   reply get(const caller& who, const std::string& id);
   /// GET /v3/movements?state=&limit=&cursor=

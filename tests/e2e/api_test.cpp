@@ -197,6 +197,17 @@ BOOST_FIXTURE_TEST_CASE(signed_create_approve_runs_to_completed_with_audit_trail
   auto events = c.get("/v3/movements/" + id + "/events");
   BOOST_TEST(events.status == 200);
   BOOST_TEST(events.body.find("request_completed") != std::string::npos);
+  // The intent is kept as given: numbers a double cannot hold come back exact.
+  auto exact = c.post("/v3/movements",
+                      R"({"template_key": "e2e_chain", "intent": {"asset": "USDC", "amount": "1",)"
+                      R"( "ref": 123456789012345678901234567890, "fee": 0.1000000000000000000001},)"
+                      R"( "input_params": {"to": "0xabc", "n": 9007199254740993},)"
+                      R"( "idempotency_key": "e2e-exact"})");
+  BOOST_REQUIRE_MESSAGE(exact.status == 201, exact.body);
+  BOOST_TEST(exact.body.find("123456789012345678901234567890") != std::string::npos);
+  BOOST_TEST(exact.body.find("0.1000000000000000000001") != std::string::npos);
+  BOOST_TEST(exact.body.find("9007199254740993") != std::string::npos);
+
   // Each node was submitted once.
   BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE NOT fenced") == 2);
 }
