@@ -3,6 +3,8 @@
 #include <cmath>
 #include <random>
 
+#include "actors/metrics.hpp"
+
 #include "config/log.hpp"
 #include "domain/json.hpp"
 #include "persistence/heartbeat_store.hpp"
@@ -12,6 +14,23 @@ namespace mg::actors {
 namespace {
 
 constexpr auto heartbeat_every = std::chrono::seconds(1);
+
+/// A worker's Prometheus series, looked up once per worker (label worker=name).
+struct worker_meters {
+  explicit worker_meters(const std::string& worker) {
+    auto& r = metrics::registry::global();
+    const metrics::labels l{{"worker", worker}};
+    iterations = &r.get_counter("movegate_worker_iterations_total", "Loop passes run.", l);
+    items = &r.get_counter("movegate_worker_items_total", "Items processed by loop passes.", l);
+    errors = &r.get_counter("movegate_worker_errors_total", "Loop passes that failed.", l);
+    duration = &r.get_histogram("movegate_worker_pass_duration_seconds",
+                                "Duration of one loop pass.", metrics::duration_buckets(), l);
+  }
+  metrics::counter* iterations;
+  metrics::counter* items;
+  metrics::counter* errors;
+  metrics::histogram* duration;
+};
 
 double jitter_draw() {
   thread_local std::mt19937 rng{std::random_device{}()};
@@ -69,8 +88,9 @@ void schedule(worker_actor::stateful_pointer<loop_state> self, double delay_seco
 }
 
 void run_pass(worker_actor::stateful_pointer<loop_state> self, const worker_spec& spec,
-              const worker_env& env) {
+              const worker_env& env, const worker_meters& meters) {
   auto& st = self->state;
+  const auto pass_started = std::chrono::steady_clock::now();
   int processed = 0;
   std::optional<double> next_due;
   try {
@@ -91,6 +111,12 @@ void run_pass(worker_actor::stateful_pointer<loop_state> self, const worker_spec
                                       {"consecutive_errors", st.consecutive_errors},
                                       {"error", ex.what()}});
   }
+  meters.duration->observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_started).count());
+  meters.iterations->inc();
+  meters.items->inc(processed);
+  if (st.consecutive_errors > 0)
+    meters.errors->inc();
   ++st.iterations;
   ++st.unreported_iterations;
   st.items += processed;
@@ -112,13 +138,14 @@ worker_actor::behavior_type loop_worker(worker_actor::stateful_pointer<loop_stat
                                         worker_spec spec, worker_env env) {
   self->state.conn = std::make_unique<db::connection_slot>(
       db::with_application_name(env.database_url, "movegate:" + spec.name));
+  auto meters = std::make_shared<const worker_meters>(spec.name);
   return {
       [=](tick_atom, uint64_t gen) {
         auto& st = self->state;
         if (gen != st.generation)
           return; // superseded by a wake-up
         st.immediate_pending = false;
-        run_pass(self, spec, env);
+        run_pass(self, spec, env, *meters);
       },
       [=](wake_atom) {
         auto& st = self->state;

@@ -36,5 +36,11 @@ int cmd_demo(const args& a);
 int cmd_bench(const args& a);
 int cmd_templates(const args& a);
 int cmd_keys(const args& a);
+int cmd_movements(const args& a);
+int cmd_workers(const args& a);
+
+/// Rows as left-aligned columns two spaces apart (the first row is the header).
+void print_table(const std::vector<std::vector<std::string>>& rows);
+int cmd_callbacks(const args& a);
 
 } // namespace mg::app

@@ -8,16 +8,24 @@
 namespace {
 
 int usage() {
-  std::cerr << "usage: movegate <command>\n"
-               "  serve                 run the workers (MG_* settings from the environment)\n"
-               "  migrate               apply database migrations (safe to run twice)\n"
-               "  demo                  run sim movements in-process and show their progress\n"
-               "  bench [--movements N] [--shape chain4|fan4] [--json] [--no-compare]\n"
-               "        [--latency-movements N] [--pace-ms MS] [--compare-movements N]\n"
-               "                        throughput and latency on the zero-latency sim\n"
-               "  templates load DIR    load template JSON files\n"
-               "  keys new --scopes create,read [--key-id ID]\n"
-               "                        print a fresh API key entry (JSON)\n";
+  std::cerr
+      << "usage: movegate <command>\n"
+         "  serve                 run the workers (MG_* settings from the environment)\n"
+         "  migrate               apply database migrations (safe to run twice)\n"
+         "  demo                  run sim movements in-process and show their progress\n"
+         "  bench [--movements N] [--shape chain4|fan4] [--json] [--no-compare]\n"
+         "        [--latency-movements N] [--pace-ms MS] [--compare-movements N]\n"
+         "                        throughput and latency on the zero-latency sim\n"
+         "  templates load DIR    load template JSON files\n"
+         "  keys new --scopes create,read [--key-id ID]\n"
+         "                        print a fresh API key entry (JSON)\n"
+         "  movements list|show|approve|reject|cancel|resume|retry ... [--json]\n"
+         "                        operator calls over the /v3 API (movegate movements --help)\n"
+         "  workers [--admin URL] [--json]\n"
+         "                        workers, heartbeats and errors from the admin listener\n"
+         "  callbacks verify --secret S --headers FILE_OR_JSON --body FILE\n"
+         "        [--scheme v3|standard-webhooks] [--now UNIX] [--check-age]\n"
+         "                        check a captured callback's signature\n";
   return 2;
 }
 
@@ -41,6 +49,12 @@ int main(int argc, char** argv) {
       return mg::app::cmd_templates(rest);
     if (cmd == "keys")
       return mg::app::cmd_keys(rest);
+    if (cmd == "movements")
+      return mg::app::cmd_movements(rest);
+    if (cmd == "workers")
+      return mg::app::cmd_workers(rest);
+    if (cmd == "callbacks")
+      return mg::app::cmd_callbacks(rest);
   } catch (const std::exception& e) {
     mg::log::error("command failed", {{"command", cmd}, {"error", e.what()}});
     return 1;

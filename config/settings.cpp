@@ -1,6 +1,8 @@
 // Typed, validated MG_* settings (SPEC §7).
 #include "config/settings.hpp"
 
+#include "domain/callback_signature.hpp"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -32,6 +34,7 @@ enum class rule {
   network,      // mainnet|testnet|devnet
   log_level,    // debug|info|warn|error
   address,      // host:port, port 0..65535
+  cb_scheme,    // v3|standard-webhooks (MG_CALLBACK_SIGNATURE_SCHEME)
 };
 
 using member =
@@ -81,6 +84,8 @@ const std::vector<field>& fields() {
        rule::positive},
       {"MG_CALLBACK_MAX_ATTEMPTS", &settings::callback_max_attempts, rule::at_least_one},
       {"MG_CALLBACK_BATCH_SIZE", &settings::callback_batch_size, rule::at_least_one},
+      {"MG_CALLBACK_TIMEOUT_SECONDS", &settings::callback_timeout_seconds, rule::positive},
+      {"MG_CALLBACK_SIGNATURE_SCHEME", &settings::callback_signature_scheme, rule::cb_scheme},
       {"MG_EXPIRATION_CHECK_INTERVAL_SECONDS", &settings::expiration_check_interval_seconds,
        rule::positive},
       {"MG_TEMPLATE_PROPOSAL_EXPIRATION_INTERVAL_SECONDS",
@@ -92,6 +97,7 @@ const std::vector<field>& fields() {
       {"MG_TEMPLATE_PROPOSAL_TTL_SECONDS", &settings::template_proposal_ttl_seconds,
        rule::at_least_one},
       {"MG_LOCAL_SIGNER_KEY_FILE", &settings::local_signer_key_file, rule::any},
+      {"MG_EVM_SIGNER_KEY_FILE", &settings::evm_signer_key_file, rule::any},
       // conditional workers
       {"MG_EVM_NONCE_REAPER_ENABLED", &settings::evm_nonce_reaper_enabled, rule::any},
       {"MG_EVM_NONCE_REAPER_INTERVAL_SECONDS", &settings::evm_nonce_reaper_interval_seconds,
@@ -305,6 +311,10 @@ std::string parse_string(const char* name, const std::string& raw, rule check) {
   case rule::address:
     check_address(name, raw);
     break;
+  case rule::cb_scheme:
+    if (!domain::parse_callback_scheme(raw))
+      fail(name, "must be one of v3|standard-webhooks", raw);
+    break;
   case rule::node:
     if (raw.empty())
       fail(name, "must not be empty", raw);
@@ -379,6 +389,11 @@ settings load_settings(const env_lookup& env) {
              format_number(s.cluster_lease_renew_seconds) + ")",
          format_number(s.cluster_lease_seconds));
   }
+  // Standard Webhooks keys are "whsec_<base64>"; the secret itself is never echoed.
+  if (s.callback_signature_scheme == "standard-webhooks" &&
+      !domain::standard_webhooks_key(s.callback_secret))
+    throw config_error("MG_CALLBACK_SECRET: must be whsec_<base64> when "
+                       "MG_CALLBACK_SIGNATURE_SCHEME=standard-webhooks");
   return s;
 }
 

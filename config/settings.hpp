@@ -45,6 +45,10 @@ struct settings {
   double callback_dispatch_interval_seconds = 3; // MG_CALLBACK_DISPATCH_INTERVAL_SECONDS
   int callback_max_attempts = 5;                 // MG_CALLBACK_MAX_ATTEMPTS
   int callback_batch_size = 5;                   // MG_CALLBACK_BATCH_SIZE
+  // MG_CALLBACK_TIMEOUT_SECONDS: each of connect/read/write of one attempt.
+  double callback_timeout_seconds = 10;
+  // MG_CALLBACK_SIGNATURE_SCHEME: v3|standard-webhooks (needs a whsec_ secret).
+  std::string callback_signature_scheme = "v3";
   double expiration_check_interval_seconds = 30; // MG_EXPIRATION_CHECK_INTERVAL_SECONDS
   double template_proposal_expiration_interval_seconds =
       30;                                       // MG_TEMPLATE_PROPOSAL_EXPIRATION_INTERVAL_SECONDS
@@ -52,6 +56,7 @@ struct settings {
   double audit_outbox_promoter_interval_seconds = 1; // MG_AUDIT_OUTBOX_PROMOTER_INTERVAL_SECONDS
   int template_proposal_ttl_seconds = 86400;         // MG_TEMPLATE_PROPOSAL_TTL_SECONDS
   std::string local_signer_key_file; // MG_LOCAL_SIGNER_KEY_FILE: PEM secp256k1 key → signer "local"
+  std::string evm_signer_key_file; // MG_EVM_SIGNER_KEY_FILE: hex secp256k1 key → signer "evm_local"
 
   // --- conditional workers -------------------------------------------------
   bool evm_nonce_reaper_enabled = true;              // MG_EVM_NONCE_REAPER_ENABLED

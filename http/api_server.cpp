@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "config/log.hpp"
+#include "http/metrics_route.hpp"
 #include "http/rate_limiter.hpp"
 #include "http/route_pattern.hpp"
 #include "http/server_common.hpp"
@@ -66,6 +67,7 @@ struct api_server::impl {
   std::map<std::string, api::api_key> keys;
   db::connection_pool& pool;
   std::vector<compiled_route> routes;
+  std::map<std::string, std::pair<std::string, std::string>> statics; // path → (type, body)
   rate_limiter limiter;
   httplib::Server server;
   std::thread thread;
@@ -75,7 +77,7 @@ struct api_server::impl {
   std::chrono::steady_clock::time_point last_prune = std::chrono::steady_clock::now();
 
   void install_handlers();
-  api::reply serve(const httplib::Request& req, std::string& key_id);
+  api::reply serve(const httplib::Request& req, std::string& key_id, std::string& matched);
   std::optional<api::reply> authenticate(const httplib::Request& req, const std::string& raw_path,
                                          const std::string& raw_query, api::caller& who);
   std::optional<api::reply> remember_nonce(const std::string& key_id, const std::string& nonce);
@@ -84,7 +86,8 @@ struct api_server::impl {
                       const httplib::Request& req, const std::string& raw_query, api::caller who);
 };
 
-api::reply api_server::impl::serve(const httplib::Request& req, std::string& key_id) {
+api::reply api_server::impl::serve(const httplib::Request& req, std::string& key_id,
+                                   std::string& matched) {
   // httplib refuses a Content-Length over the limit itself; a chunked body
   // is only measured once read.
   if (req.body.size() > max_body_bytes)
@@ -96,6 +99,11 @@ api::reply api_server::impl::serve(const httplib::Request& req, std::string& key
   const std::string raw_path = req.target.substr(0, q);
   const std::string raw_query = q == std::string::npos ? "" : req.target.substr(q + 1);
 
+  // Unsigned documents outside /v3 (the OpenAPI description).
+  if (auto doc = statics.find(raw_path); doc != statics.end() && req.method == "GET") {
+    matched = raw_path;
+    return {200, doc->second.second, {{"Content-Type", doc->second.first}}};
+  }
   if (raw_path != "/v3" && raw_path.rfind("/v3/", 0) != 0)
     return api::error_reply(api::not_found("no such path"));
 
@@ -111,6 +119,7 @@ api::reply api_server::impl::serve(const httplib::Request& req, std::string& key
     auto m = cr.pattern.match(raw_path);
     if (!m)
       continue;
+    matched = cr.r.pattern; // the metrics label: the pattern, never the raw path
     if (cr.r.method != req.method) {
       allowed += (allowed.empty() ? "" : ", ") + cr.r.method;
       continue;
@@ -121,6 +130,8 @@ api::reply api_server::impl::serve(const httplib::Request& req, std::string& key
       params = std::move(m);
     }
   }
+  if (found)
+    matched = found->r.pattern;
   if (!found && allowed.empty())
     return api::error_reply(api::not_found("no such path"));
   if (!found) {
@@ -262,9 +273,10 @@ void api_server::impl::install_handlers() {
   httplib::Server::Handler handler = [this](const httplib::Request& req, httplib::Response& res) {
     const auto started = std::chrono::steady_clock::now();
     std::string key_id;
+    std::string matched;
     api::reply reply;
     try {
-      reply = serve(req, key_id);
+      reply = serve(req, key_id, matched);
     } catch (const std::exception& e) {
       log::error("request failed", {{"error", e.what()}});
       reply = api::error_reply(internal_error());
@@ -272,6 +284,7 @@ void api_server::impl::install_handlers() {
     write_reply(res, reply);
     log_request(req, res.status, key_id.empty() ? req.get_header_value("X-QTG-Key-Id") : key_id,
                 started);
+    record_http_request("api", req.method, matched, res.status, started);
   };
   // One catch-all per method: routing (on the raw path) is ours.
   const std::string any = "[\\s\\S]*";
@@ -292,6 +305,11 @@ api_server::api_server(const config::settings& settings, std::vector<api::api_ke
 
 api_server::~api_server() {
   stop();
+}
+
+void api_server::serve_static(const std::string& path, const std::string& content_type,
+                              std::string body) {
+  impl_->statics[path] = {content_type, std::move(body)};
 }
 
 int api_server::start(const std::string& host_port) {

@@ -46,6 +46,10 @@ public:
              db::connection_pool& pool, std::vector<route> routes);
   ~api_server();
 
+  /// Answers GET `path` (exact, outside /v3) with `body` and no auth
+  /// (e.g. /openapi.json). Call before start().
+  void serve_static(const std::string& path, const std::string& content_type, std::string body);
+
   /// Binds `host:port` (port 0 picks a free one), serves on a thread of its
   /// own and returns the bound port; throws std::runtime_error on failure.
   int start(const std::string& host_port);

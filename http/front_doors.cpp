@@ -5,8 +5,13 @@
 #include <stdexcept>
 
 #include "config/log.hpp"
+#include "http/admin_page.hpp"
 #include "http/admin_server.hpp"
+#include "http/admin_views.hpp"
 #include "http/api_server.hpp"
+#include "http/callback_admin.hpp"
+#include "http/metrics_route.hpp"
+#include "http/openapi.hpp"
 #include "http/routes.hpp"
 #include "persistence/db.hpp"
 #include "persistence/heartbeat_view.hpp"
@@ -79,6 +84,7 @@ front_doors::front_doors(const config::settings& settings, db::plan_cache& plans
   catalog_ = std::make_unique<api::catalog_service>(*ctx_);
   api_ = std::make_unique<api_server>(settings_, read_api_keys(settings.api_keys_file), *pool_,
                                       v3_routes(*movements_, *catalog_));
+  api_->serve_static("/openapi.json", "application/json", openapi_document()); // no auth
   admin_hooks ah;
   ah.database_ok = [this] {
     return database_reachable(*pool_);
@@ -93,6 +99,13 @@ front_doors::front_doors(const config::settings& settings, db::plan_cache& plans
   };
   // Routes features add to the admin listener (each from its own file).
   std::vector<admin_route> admin_routes;
+  for (auto& r : admin_view_routes(*ctx_)) // the inspection page's data
+    admin_routes.push_back(std::move(r));
+  for (auto& r : admin_page_routes()) // GET / and its assets
+    admin_routes.push_back(std::move(r));
+  admin_routes.push_back(metrics_route(*pool_, settings_.network_class)); // GET /metrics
+  for (auto& r : callback_admin_routes(*pool_)) // GET /admin/callbacks, POST …/redeliver
+    admin_routes.push_back(std::move(r));
   admin_ = std::make_unique<admin_server>(settings_, std::move(ah), std::move(admin_routes));
 }
 

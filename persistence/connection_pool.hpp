@@ -40,6 +40,17 @@ public:
   /// Blocks while every connection is lent out.
   lease acquire();
 
+  /// Connections lent out, idle and the bound (read-only; for /metrics).
+  struct usage {
+    size_t in_use = 0;
+    size_t idle = 0;
+    size_t max = 0;
+  };
+  usage current_usage() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return {open_ - idle_.size(), idle_.size(), max_};
+  }
+
 private:
   void give_back(std::unique_ptr<pqxx::connection> c);
   void forget();

@@ -19,38 +19,6 @@ constexpr const char* movement_fields =
 // cursor reproduces the row's timestamp bit for bit.
 constexpr const char* micros_of_created = "(extract(epoch FROM r.created_at) * 1000000)::bigint";
 
-/// Keyset parameters: NULLs for the first page.
-struct keyset {
-  std::optional<std::string> micros;
-  std::optional<std::string> id;
-};
-
-keyset keyset_of(const std::optional<domain::list_cursor>& after) {
-  if (!after)
-    return {};
-  return {std::to_string(after->micros), after->id};
-}
-
-const char* or_null(const std::optional<std::string>& s) {
-  return s ? s->c_str() : nullptr;
-}
-
-/// Rows are (item json, micros, id); one more than `limit` was fetched.
-json_page to_page(const pqxx::result& r, int limit) {
-  json_page page;
-  page.items = "[";
-  int n = std::min<int>(limit, static_cast<int>(r.size()));
-  for (int i = 0; i < n; ++i) {
-    if (i)
-      page.items += ',';
-    page.items += r[i][0].c_str();
-  }
-  page.items += ']';
-  if (static_cast<int>(r.size()) > limit)
-    page.next = domain::list_cursor{r[n - 1][1].as<long long>(), r[n - 1][2].c_str()};
-  return page;
-}
-
 } // namespace
 
 std::optional<std::string> movement_json(pqxx::transaction_base& tx, const std::string& id) {
@@ -86,7 +54,7 @@ json_page list_movements(pqxx::transaction_base& tx, const std::string& state, i
           "        (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))"
           " ORDER BY r.created_at DESC, r.id DESC LIMIT $4"};
   auto k = keyset_of(after);
-  return to_page(exec(tx, q, state, or_null(k.micros), or_null(k.id), limit + 1), limit);
+  return page_of(exec(tx, q, state, k.micros(), k.id(), limit + 1), limit);
 }
 
 json_page list_events(pqxx::transaction_base& tx, const std::string& request_id, int limit,
@@ -115,7 +83,7 @@ json_page list_events(pqxx::transaction_base& tx, const std::string& request_id,
       "       (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid)"
       " ORDER BY occurred_at, id LIMIT $4"};
   auto k = keyset_of(after);
-  return to_page(exec(tx, q, request_id, or_null(k.micros), or_null(k.id), limit + 1), limit);
+  return page_of(exec(tx, q, request_id, k.micros(), k.id(), limit + 1), limit);
 }
 
 bool request_exists(pqxx::transaction_base& tx, const std::string& id) {

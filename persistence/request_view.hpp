@@ -8,18 +8,13 @@
 #include <string>
 
 #include "domain/movement_requests.hpp"
+#include "persistence/keyset_page.hpp"
 
 namespace mg::db {
 
 /// `{id, template_key, ..., nodes: [{node_key, ..., artifacts: {kind: count}}]}`
 /// or nullopt when there is no such request.
 std::optional<std::string> movement_json(pqxx::transaction_base& tx, const std::string& id);
-
-/// One page: `items` is a JSON array; `next` is set when more rows follow.
-struct json_page {
-  std::string items = "[]";
-  std::optional<domain::list_cursor> next;
-};
 
 /// Movements newest first, keyset on (created_at, id); `state` "" = any.
 /// Items carry no nodes.

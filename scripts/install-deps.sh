@@ -9,10 +9,35 @@ export DEBIAN_FRONTEND=noninteractive
 packages=(
   build-essential cmake pkg-config
   libcaf-dev libpqxx-dev libpq-dev rapidjson-dev libcpp-httplib-dev
-  libboost-test-dev libssl-dev libcrypto++-dev
+  libboost-test-dev libssl-dev libcrypto++-dev libsecp256k1-dev
   postgresql postgresql-contrib
   clang-format python3
+  chromium # the admin page's browser test (driven by playwright-core, never a downloaded browser)
+  prometheus # promtool: the metrics test checks the live /metrics output
 )
+
+# npm packages of the JS-driven tests (tests/js/package.json, pinned by its
+# lock file): only when node_modules is missing, so re-runs stay offline.
+js_deps() {
+  local dir
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/js"
+  if [[ -f $dir/package.json && ! -d $dir/node_modules ]] && command -v npm >/dev/null; then
+    echo "[install-deps] npm ci --prefix tests/js"
+    npm ci --prefix "$dir" --no-audit --no-fund
+  fi
+}
+
+# The callback tests verify Standard Webhooks signatures with the
+# standardwebhooks npm package's own verifier (tests/js): Debian's nodejs and
+# npm, installed only when `node` is missing (js_deps then runs `npm ci`).
+ensure_node() {
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    echo "[install-deps] installing nodejs and npm"
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends nodejs npm
+  fi
+}
+ensure_node
 
 missing=()
 for pkg in "${packages[@]}"; do
@@ -24,6 +49,7 @@ done
 
 if ((${#missing[@]} == 0)); then
   echo "[install-deps] all ${#packages[@]} packages already installed"
+  js_deps
   exit 0
 fi
 
@@ -37,5 +63,16 @@ echo "[install-deps] missing: ${missing[*]}"
 echo "[install-deps] apt-get update"
 apt-get update -qq
 echo "[install-deps] installing ${#missing[@]} package(s)"
+# Packages such as postgresql and prometheus start a system service on
+# install; the project runs its own throwaway servers, so keep them from
+# starting (policy-rc.d exit 101 = "not allowed"), unless the machine has
+# its own policy.
+policy=/usr/sbin/policy-rc.d
+if [[ ! -e $policy ]]; then
+  printf '#!/bin/sh\nexit 101\n' >"$policy"
+  chmod +x "$policy"
+  trap 'rm -f "$policy"' EXIT
+fi
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
+js_deps
 echo "[install-deps] done"

@@ -4,11 +4,7 @@
 // nothing but api_nonces, and a database outage answered with 503.
 #include <boost/test/unit_test.hpp>
 
-#include <arpa/inet.h>
 #include <csignal>
-#include <fstream>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
 
@@ -16,39 +12,20 @@
 #include "tests/support/api_client.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/serve_fixture.hpp"
 
 using namespace mg;
 using namespace std::chrono_literals;
 
 namespace {
 
-/// A port nobody listens on right now (bound, then released).
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-struct key {
-  const char* id;
-  const char* secret;
-  const char* scopes;
-};
+using key = test::api_key_spec;
 
 const key creator{"creator", "c0ffee00c0ffee00c0ffee00c0ffee00", R"(["create", "read"])"};
 const key approver{"approver", "a11ce000a11ce000a11ce000a11ce000", R"(["approve", "read"])"};
 const key reader{"reader", "4ead004ead004ead004ead004ead0000", R"(["read"])"};
 const key both{"both", "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0", R"(["create", "approve", "read"])"};
 const key admin{"admin", "adadadadadadadadadadadadadadadad", R"(["admin", "read"])"};
-
-const char* admin_token = "e2e-admin-token-0123456789";
 
 std::string e2e_template() {
   return R"({"template_key": "e2e_chain", "version": 1,
@@ -68,62 +45,11 @@ std::string create_body(const std::string& idem, const std::string& amount = "25
          R"("}, "input_params": {"to": "0xabc"}, "idempotency_key": ")" + idem + "\"" + extra + "}";
 }
 
-struct serve_fixture : test::db_fixture {
-  int api_port = free_port();
-  int admin_port = free_port();
-  std::string keys_path = std::string(MG_BINARY_DIR) + "/e2e-api-keys-" + std::to_string(getpid()) +
-                          "-" + std::to_string(api_port) + ".json";
-  std::unique_ptr<test::child> server;
-
-  serve_fixture() {
+struct api_fixture : test::serve_fixture {
+  api_fixture() {
     add_template(e2e_template());
-    std::ofstream out(keys_path);
-    out << "{\"keys\": [";
-    const key* keys[] = {&creator, &approver, &reader, &both, &admin};
-    for (size_t i = 0; i < std::size(keys); ++i)
-      out << (i ? "," : "") << "{\"key_id\": \"" << keys[i]->id << "\", \"secret\": \""
-          << keys[i]->secret << "\", \"scopes\": " << keys[i]->scopes << "}";
-    out << "]}";
+    keys = {creator, approver, reader, both, admin};
   }
-  ~serve_fixture() {
-    if (server && server->running()) {
-      server->signal(SIGTERM);
-      server->wait(20s);
-    }
-    std::remove(keys_path.c_str());
-  }
-
-  void start(std::map<std::string, std::string> extra_env = {}) {
-    std::map<std::string, std::string> env{
-        {"MG_DATABASE_URL", url},
-        {"MG_RUNTIME_NODE", "api-e2e"},
-        {"MG_HTTP_ADDR", "127.0.0.1:" + std::to_string(api_port)},
-        {"MG_ADMIN_ADDR", "127.0.0.1:" + std::to_string(admin_port)},
-        {"MG_ADMIN_TOKEN", admin_token},
-        {"MG_API_KEYS_FILE", keys_path},
-        {"MG_LOG_LEVEL", "info"}};
-    for (auto& [k, v] : extra_env)
-      env[k] = v;
-    server = std::make_unique<test::child>(std::vector<std::string>{"serve"}, env,
-                                           std::string(MG_BINARY_DIR) + "/e2e-api-" +
-                                               std::to_string(api_port) + ".log");
-    test::api_client health(admin_port, "", "");
-    test::request_options unsigned_call;
-    unsigned_call.sign = false;
-    for (int i = 0; i < 200; ++i) {
-      try {
-        if (health.get("/healthz", unsigned_call).status == 200)
-          return;
-      } catch (const std::runtime_error&) {
-        // not listening yet
-      }
-      BOOST_REQUIRE_MESSAGE(server->running(), server->log());
-      std::this_thread::sleep_for(50ms);
-    }
-    BOOST_FAIL("movegate serve did not answer /healthz: " + server->log());
-  }
-
-  test::api_client client(const key& k) { return test::api_client(api_port, k.id, k.secret); }
 
   /// Everything a refused call must leave alone: row counts of every table
   /// but api_nonces and the heartbeats, plus the content of the tables the
@@ -142,11 +68,7 @@ struct serve_fixture : test::db_fixture {
 };
 
 std::string field(const std::string& body, const char* name) {
-  auto doc = json::parse(body);
-  if (!doc || !doc->IsObject() || !doc->HasMember(name))
-    return "";
-  auto& v = (*doc)[name];
-  return v.IsString() ? v.GetString() : json::dump(v);
+  return test::json_field(body, name);
 }
 
 std::string error_code(const std::string& body) {
@@ -160,7 +82,7 @@ std::string error_code(const std::string& body) {
 
 BOOST_AUTO_TEST_SUITE(api_e2e)
 
-BOOST_FIXTURE_TEST_CASE(signed_create_approve_runs_to_completed_with_audit_trail, serve_fixture) {
+BOOST_FIXTURE_TEST_CASE(signed_create_approve_runs_to_completed_with_audit_trail, api_fixture) {
   start();
   auto c = client(creator);
   auto created = c.post("/v3/movements", create_body("e2e-1"));
@@ -212,7 +134,7 @@ BOOST_FIXTURE_TEST_CASE(signed_create_approve_runs_to_completed_with_audit_trail
   BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE NOT fenced") == 2);
 }
 
-BOOST_FIXTURE_TEST_CASE(bad_input_gets_its_status_and_changes_nothing, serve_fixture) {
+BOOST_FIXTURE_TEST_CASE(bad_input_gets_its_status_and_changes_nothing, api_fixture) {
   start();
   auto c = client(creator);
   auto pending = field(c.post("/v3/movements", create_body("pending-1")).body, "id");
@@ -448,7 +370,7 @@ BOOST_FIXTURE_TEST_CASE(bad_input_gets_its_status_and_changes_nothing, serve_fix
   BOOST_TEST(server->running());
 }
 
-BOOST_FIXTURE_TEST_CASE(database_outage_answers_503_and_serving_resumes, serve_fixture) {
+BOOST_FIXTURE_TEST_CASE(database_outage_answers_503_and_serving_resumes, api_fixture) {
   start();
   auto r = client(reader);
   BOOST_REQUIRE(r.get("/v3/movements").status == 200);
@@ -481,7 +403,7 @@ BOOST_FIXTURE_TEST_CASE(database_outage_answers_503_and_serving_resumes, serve_f
   BOOST_TEST(server->running());
 }
 
-BOOST_FIXTURE_TEST_CASE(admin_listener_health_readiness_and_workers, serve_fixture) {
+BOOST_FIXTURE_TEST_CASE(admin_listener_health_readiness_and_workers, api_fixture) {
   start();
   test::api_client a(admin_port, "", "");
   test::request_options none;
@@ -496,7 +418,7 @@ BOOST_FIXTURE_TEST_CASE(admin_listener_health_readiness_and_workers, serve_fixtu
   BOOST_TEST(ready);
   BOOST_TEST(a.get("/admin/workers", none).status == 401);
   test::request_options bearer = none;
-  bearer.headers = {{"Authorization", std::string("Bearer ") + admin_token}};
+  bearer.headers = {{"Authorization", "Bearer " + admin_token}};
   auto workers = a.get("/admin/workers", bearer);
   BOOST_TEST(workers.status == 200);
   for (auto* w : {"node_dispatcher", "node_observer", "node_recovery", "expiration_checker",

@@ -111,6 +111,7 @@ const std::vector<std::string> positive_seconds = {
     "MG_UNKNOWN_ESCALATE_SECONDS",
     "MG_EXECUTOR_TIMEOUT_SECONDS",
     "MG_CALLBACK_DISPATCH_INTERVAL_SECONDS",
+    "MG_CALLBACK_TIMEOUT_SECONDS",
     "MG_EXPIRATION_CHECK_INTERVAL_SECONDS",
     "MG_TEMPLATE_PROPOSAL_EXPIRATION_INTERVAL_SECONDS",
     "MG_EXECUTOR_HEALTH_INTERVAL_SECONDS",
@@ -186,6 +187,7 @@ BOOST_AUTO_TEST_CASE(defaults_match_reference) {
   BOOST_TEST(s.template_proposal_expiration_interval_seconds == 30.0);
   BOOST_TEST(s.template_proposal_ttl_seconds == 86400);
   BOOST_TEST(s.local_signer_key_file.empty());
+  BOOST_TEST(s.evm_signer_key_file.empty());
   BOOST_TEST(s.executor_health_interval_seconds == 60.0);
   BOOST_TEST(s.audit_outbox_promoter_interval_seconds == 1.0);
   // conditional workers
@@ -340,7 +342,7 @@ BOOST_AUTO_TEST_CASE(looks_up_only_described_names) {
   std::set<std::string> printed;
   for (const auto& kv : described(load_settings(env_of({}))))
     printed.insert(kv.first);
-  BOOST_TEST(asked.size() == 56u);
+  BOOST_TEST(asked.size() == 59u);
   BOOST_CHECK(asked == printed);
   for (const auto& n : asked)
     BOOST_CHECK_MESSAGE(starts_with(n, "MG_"), n);
@@ -551,9 +553,9 @@ BOOST_AUTO_TEST_CASE(describe_one_line_per_setting) {
   std::size_t newlines = 0;
   for (char c : text)
     newlines += c == '\n';
-  BOOST_TEST(newlines == 56u);
+  BOOST_TEST(newlines == 59u);
   auto lines = described(s);
-  BOOST_TEST(lines.size() == 56u);
+  BOOST_TEST(lines.size() == 59u);
   BOOST_TEST(lines["MG_NETWORK_CLASS"] == "devnet");
   BOOST_TEST(lines["MG_RUNTIME_NODE"] == hostname_pid());
   BOOST_TEST(lines["MG_NODE_DISPATCH_INTERVAL_SECONDS"] == "2");
@@ -565,7 +567,7 @@ BOOST_AUTO_TEST_CASE(describe_one_line_per_setting) {
   BOOST_TEST(lines["MG_CEX_TRANSFER_INGEST_VENUES_CSV"] == "");
   // A free-text value with a newline stays on its line.
   const auto odd = load_settings(env_of({{"MG_API_KEYS_FILE", "/tmp/a\nMG_ADMIN_TOKEN=x"}}));
-  BOOST_TEST(described(odd).size() == 56u);
+  BOOST_TEST(described(odd).size() == 59u);
 }
 
 BOOST_AUTO_TEST_CASE(describe_round_trips) {

@@ -1,0 +1,20 @@
+#pragma once
+// The admin listener's read routes behind the inspection page (SPEC §5),
+// all bearer-token protected:
+//   GET /admin/movements?state=&template_key=&limit=&cursor=  keyset list
+//       ({"items", "next_cursor"}; unknown or repeated parameters → 400)
+//   GET /admin/movements/{id}   the movement, its nodes with artifacts, the
+//       DAG (nodes + edges of its template version) and its events (404 for
+//       an unknown or malformed id)
+//   GET /admin/cluster          cluster_nodes rows (may be empty)
+// A lost database answers 503.
+#include <vector>
+
+#include "actors/api/service_context.hpp"
+#include "http/admin_server.hpp"
+
+namespace mg::http {
+
+std::vector<admin_route> admin_view_routes(api::service_context& ctx);
+
+} // namespace mg::http

@@ -1,0 +1,36 @@
+#pragma once
+// GET /metrics on the admin listener (bearer token, SPEC §5): the process's
+// own series (workers, HTTP) plus what PostgreSQL holds, read at scrape
+// time on one pooled connection, in the Prometheus text format 0.0.4.
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "actors/metrics.hpp"
+#include "http/admin_server.hpp"
+#include "persistence/connection_pool.hpp"
+#include "persistence/metrics_store.hpp"
+
+namespace mg::http {
+
+/// Counts one answered HTTP request and its duration. `route` is the
+/// matched pattern ("" → "unmatched"), never the raw path, so the label
+/// set stays bounded.
+void record_http_request(const std::string& listener, const std::string& method,
+                         const std::string& route, int status,
+                         std::chrono::steady_clock::time_point started);
+
+/// The database families (every known state present, zero when empty).
+std::vector<metrics::family> database_families(const db::metrics_snapshot& s);
+
+/// movegate_db_pool_connections{state="in_use|idle"} and its bound.
+std::vector<metrics::family> pool_families(const db::connection_pool::usage& u);
+
+/// The whole exposition: process series, pool use and the database's
+/// (when the database is unreachable: movegate_database_up 0 and no rows).
+std::string render_metrics(db::connection_pool& pool, const std::string& network_class);
+
+/// The /metrics admin route.
+admin_route metrics_route(db::connection_pool& pool, std::string network_class);
+
+} // namespace mg::http

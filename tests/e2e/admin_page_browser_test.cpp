@@ -1,0 +1,150 @@
+// The admin inspection page in a real browser: `movegate serve` with a
+// slow fan-out/fan-in movement running and one dead-lettered callback, then
+// tests/js/admin_page_browser.js drives Debian's headless Chromium through
+// playwright-core (sign-in, the DAG turning COMPLETED, redeliver). Its
+// screenshots land in <build>/artifacts/admin-page-*.png. The token must
+// appear in no URL the page requested and nowhere in the serve log.
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "tests/e2e/ops_serve_fixture.hpp"
+
+using namespace mg;
+using namespace mg::test::ops;
+
+namespace {
+
+// Every node needs four observations a second apart: the movement is still
+// running when the browser opens it, and completes a few seconds later.
+std::string slow_fan_template() {
+  const char* slow = R"("sim": {"polls_until_done": 4, "retry_after_seconds": 1.0})";
+  return std::string(R"({"template_key": "page_fan", "version": 1, "nodes": [
+      {"node_key": "fund", "action_type": "chain_transfer", "executor_key": "sim",
+       "side_effect": true, "config": {)") +
+         slow + R"(}},
+      {"node_key": "leg_a", "action_type": "destination_chain_finality_observe",
+       "executor_key": "sim", "config": {)" +
+         slow + R"(}},
+      {"node_key": "leg_b", "action_type": "destination_chain_finality_observe",
+       "executor_key": "sim", "config": {)" +
+         slow + R"(}},
+      {"node_key": "settle", "action_type": "protocol_observe", "executor_key": "sim",
+       "config": {)" +
+         slow + R"(}}],
+    "edges": [["fund", "leg_a"], ["fund", "leg_b"], ["leg_a", "settle"], ["leg_b", "settle"]]})";
+}
+
+struct browser_fixture : ops_fixture {
+  browser_fixture() { add_template(slow_fan_template()); }
+
+  std::string create_and_approve_slow_fan() {
+    auto created = client(creator).post("/v3/movements",
+                                        R"({"template_key": "page_fan", "intent": {"asset": "USDC",
+          "amount": "1250.75"}, "idempotency_key": "page-browser-1"})");
+    BOOST_REQUIRE_MESSAGE(created.status == 201, created.body);
+    auto id = field(created.body, "id");
+    auto approved = client(approver).post("/v3/movements/" + id + "/approve", "{}");
+    BOOST_REQUIRE_MESSAGE(approved.status == 200, approved.body);
+    return id;
+  }
+
+  /// A callback row that used up its attempts, for the movement's
+  /// request_created event (delivery target: a port nobody listens on).
+  std::string dead_letter_callback(const std::string& request_id) {
+    return scalar(
+        "INSERT INTO movement_callback_outbox (event_id, request_id, event_type, payload,"
+        " callback_url, status, attempts, max_attempts, callback_timestamp, callback_nonce,"
+        " last_error)"
+        " SELECT e.id, e.request_id, e.event_type, e.payload, 'http://127.0.0.1:" +
+        std::to_string(test::free_port()) +
+        "/hook', 'dlq', 5, 5, extract(epoch FROM now())::bigint, 'page-browser-nonce-0001',"
+        " 'connection refused' FROM movement_events e"
+        " WHERE e.request_id = '" +
+        request_id + "' AND e.event_type = 'request_created' RETURNING id");
+  }
+};
+
+/// The JSON after "RESULT " in the script's output ("" when absent).
+std::string result_line(const std::string& output) {
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("RESULT ", 0) == 0)
+      return line.substr(7);
+  return "";
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(admin_page_browser)
+
+BOOST_FIXTURE_TEST_CASE(browser_signs_in_watches_dag_complete_and_redelivers_dlq, browser_fixture) {
+  // Debug logging, so every request the page makes is in the log the
+  // token check below reads.
+  start("e2e", {{"MG_LOG_LEVEL", "debug"}});
+  auto id = create_and_approve_slow_fan();
+  auto dlq_id = dead_letter_callback(id);
+  BOOST_REQUIRE(!dlq_id.empty());
+  auto event_before =
+      scalar("SELECT event_id FROM movement_callback_outbox WHERE id = '" + dlq_id + "'");
+
+  // The token goes to the script through its environment only.
+  const std::string artifacts = std::string(MG_BINARY_DIR) + "/artifacts";
+  ::setenv("MG_ADMIN_URL", ("http://127.0.0.1:" + std::to_string(admin_port)).c_str(), 1);
+  ::setenv("MG_ADMIN_TOKEN", admin_token.c_str(), 1);
+  ::setenv("MG_MOVEMENT_ID", id.c_str(), 1);
+  ::setenv("MG_NODE_KEYS", "fund,leg_a,leg_b,settle", 1);
+  ::setenv("MG_DLQ_CALLBACK_ID", dlq_id.c_str(), 1);
+  ::setenv("MG_ARTIFACT_DIR", artifacts.c_str(), 1);
+  auto run = run_shell("timeout 240 node " MG_SOURCE_DIR "/tests/js/admin_page_browser.js");
+  ::unsetenv("MG_ADMIN_TOKEN");
+  // Screenshot paths, for whoever reads the CTest output.
+  std::cout << run.output << std::flush;
+  BOOST_REQUIRE_MESSAGE(run.status == 0, run.output);
+  BOOST_TEST(!result_line(run.output).empty());
+  BOOST_TEST(run.output.find("\"running_when_opened\":true") != std::string::npos);
+
+  // What the browser saw is what the database holds.
+  BOOST_TEST(scalar("SELECT request_state FROM movement_requests WHERE id = '" + id + "'") ==
+             "COMPLETED");
+  BOOST_TEST(scalar("SELECT status || ':' || event_id FROM movement_callback_outbox WHERE id = '" +
+                    dlq_id + "'") == "pending:" + event_before);
+
+  // The token never reached the log, though every request was logged.
+  auto log = server->log();
+  BOOST_TEST(log.find("/admin/movements") != std::string::npos);
+  BOOST_TEST(log.find(admin_token) == std::string::npos);
+}
+
+BOOST_FIXTURE_TEST_CASE(page_loads_without_token_with_content_type_csp_and_no_store,
+                        browser_fixture) {
+  // Debug logging, so every request the page makes is in the log the
+  // token check below reads.
+  start("e2e", {{"MG_LOG_LEVEL", "debug"}});
+  test::api_client admin(admin_port, "", "");
+  test::request_options anonymous;
+  anonymous.sign = false;
+  auto page = admin.get("/", anonymous);
+  BOOST_TEST(page.status == 200);
+  BOOST_TEST(page.header("Content-Type") == "text/html; charset=utf-8");
+  BOOST_TEST(page.header("Cache-Control") == "no-store");
+  BOOST_TEST(page.header("Content-Security-Policy").find("default-src 'self'") == 0);
+  BOOST_TEST(page.body.find("/assets/app.js") != std::string::npos);
+
+  auto js = admin.get("/assets/app.js", anonymous);
+  BOOST_TEST(js.status == 200);
+  BOOST_TEST(js.header("Content-Type") == "text/javascript; charset=utf-8");
+  BOOST_TEST(js.body.find("Authorization") != std::string::npos);
+  auto css = admin.get("/assets/style.css", anonymous);
+  BOOST_TEST(css.header("Content-Type") == "text/css; charset=utf-8");
+  BOOST_TEST(admin.get("/assets/missing.js", anonymous).status == 404);
+
+  // The page's data is not: no token → 401, the token → 200.
+  BOOST_TEST(admin.get("/admin/movements", anonymous).status == 401);
+  BOOST_TEST(admin.get("/admin/cluster", anonymous).status == 401);
+  BOOST_TEST(admin_get("/admin/movements").status == 200);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
