@@ -4,7 +4,6 @@
 #include <random>
 
 #include "actors/metrics.hpp"
-
 #include "config/log.hpp"
 #include "domain/json.hpp"
 #include "persistence/heartbeat_store.hpp"
@@ -90,6 +89,7 @@ void schedule(worker_actor::stateful_pointer<loop_state> self, double delay_seco
 void run_pass(worker_actor::stateful_pointer<loop_state> self, const worker_spec& spec,
               const worker_env& env, const worker_meters& meters) {
   auto& st = self->state;
+  log::component_scope component(spec.name);
   const auto pass_started = std::chrono::steady_clock::now();
   int processed = 0;
   std::optional<double> next_due;

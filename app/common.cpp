@@ -19,6 +19,7 @@ config::settings load_settings_or_exit() {
     log::level l;
     if (log::parse_level(s.log_level, l))
       log::set_level(l);
+    log::set_runtime_node(s.runtime_node);
     return s;
   } catch (const config::config_error& e) {
     std::cerr << "movegate: invalid configuration: " << e.what() << "\n";

@@ -15,6 +15,9 @@ namespace {
 
 std::atomic<int> threshold{static_cast<int>(level::info)};
 std::mutex out_mutex;
+// Set once at start-up, before threads log; read without a lock after.
+std::string runtime_node_json;
+thread_local std::string_view current_component = "main";
 
 const char* name_of(level l) {
   switch (l) {
@@ -62,6 +65,18 @@ void set_level(level l) {
   threshold = static_cast<int>(l);
 }
 
+void set_runtime_node(std::string_view node) {
+  runtime_node_json = mg::json::quote(node);
+}
+
+component_scope::component_scope(std::string_view name) : previous_(current_component) {
+  current_component = name;
+}
+
+component_scope::~component_scope() {
+  current_component = previous_;
+}
+
 bool parse_level(std::string_view name, level& out) {
   for (auto l : {level::debug, level::info, level::warn, level::error})
     if (name == name_of(l)) {
@@ -79,7 +94,10 @@ void write(level l, std::string_view msg, fields f) {
   if (!enabled(l))
     return;
   std::string line = "{\"ts\":\"" + timestamp() + "\",\"level\":\"" + name_of(l) +
-                     "\",\"msg\":" + mg::json::quote(msg);
+                     "\",\"component\":" + mg::json::quote(current_component);
+  if (!runtime_node_json.empty())
+    line += ",\"runtime_node\":" + runtime_node_json;
+  line += ",\"msg\":" + mg::json::quote(msg);
   for (auto& [key, v] : f)
     line += "," + mg::json::quote(key) + ":" + v.json;
   line += "}\n";

@@ -27,6 +27,22 @@ struct value {
 using fields = std::initializer_list<std::pair<const char*, value>>;
 
 void set_level(level l);
+
+/// Adds "runtime_node" to every line from now on (the process's MG_RUNTIME_NODE).
+void set_runtime_node(std::string_view node);
+
+/// Names the component (a worker, "api", "admin") the calling thread works
+/// for while the scope lives; every line it writes carries "component".
+class component_scope {
+public:
+  explicit component_scope(std::string_view name);
+  ~component_scope();
+  component_scope(const component_scope&) = delete;
+  component_scope& operator=(const component_scope&) = delete;
+
+private:
+  std::string_view previous_;
+};
 bool parse_level(std::string_view name, level& out);
 bool enabled(level l);
 

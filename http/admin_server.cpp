@@ -80,6 +80,7 @@ admin_server::impl::refuse_without_token(const httplib::Request& req) const {
 void admin_server::impl::install_handlers() {
   auto serve = [this](const httplib::Request& req, httplib::Response& res,
                       const std::function<api::reply()>& body, bool needs_token) {
+    log::component_scope component("admin");
     const auto started = std::chrono::steady_clock::now();
     api::reply reply;
     try {

@@ -271,6 +271,7 @@ void api_server::impl::install_handlers() {
   };
 
   httplib::Server::Handler handler = [this](const httplib::Request& req, httplib::Response& res) {
+    log::component_scope component("api");
     const auto started = std::chrono::steady_clock::now();
     std::string key_id;
     std::string matched;
