@@ -48,6 +48,8 @@ void forward_wakeups(const workers::pass_result& r, const worker_env& env,
     return;
   if (r.wake_observer && links.observer)
     self->send(links.observer, wake_atom::value);
+  if (r.wake_recovery && links.recovery)
+    self->send(links.recovery, wake_atom::value);
   if (r.wake_dispatcher)
     links.wake_dispatchers();
 }

@@ -27,6 +27,7 @@ inline const char* to_string(worker_group g) {
 struct runtime_links {
   std::vector<worker_actor> dispatchers;
   worker_actor observer;
+  worker_actor recovery;
   movement_registry_actor registry;
 
   /// Every dispatcher runs a pass now (each claims its own node, SKIP LOCKED).

@@ -2,6 +2,7 @@
 
 #include <csignal>
 
+#include "actors/workers/cluster_lease.hpp"
 #include "actors/workers/dispatch_listener.hpp"
 #include "actors/workers/node_dispatcher.hpp"
 #include "actors/workers/node_observer.hpp"
@@ -9,6 +10,7 @@
 #include "actors/workers/reconcile_sweep.hpp"
 #include "actors/workers/sidecars.hpp"
 #include "config/log.hpp"
+#include "persistence/cluster_store.hpp"
 #include "persistence/heartbeat_store.hpp"
 
 namespace mg::actors {
@@ -48,6 +50,18 @@ void warn_skipped_conditional_workers(const config::settings& s) {
                 {{"worker", w.worker}, {"needs", w.needs}});
 }
 
+/// MG_CLUSTER_ADDR's host and port, as cluster_nodes records them.
+std::pair<std::string, int> cluster_host_port(const std::string& addr) {
+  auto colon = addr.rfind(':');
+  if (colon == std::string::npos)
+    return {addr, 0};
+  try {
+    return {addr.substr(0, colon), std::stoi(addr.substr(colon + 1))};
+  } catch (const std::exception&) {
+    return {addr.substr(0, colon), 0};
+  }
+}
+
 } // namespace
 
 std::vector<worker_spec> engine_workers(const std::shared_ptr<workers::engine_context>& ctx) {
@@ -74,6 +88,11 @@ std::vector<worker_spec> engine_workers(const std::shared_ptr<workers::engine_co
   specs.push_back({"node_recovery", worker_group::core, policy(s.node_recovery_interval_seconds, s),
                    [ctx](db::connection_slot& c) {
                      return workers::recovery_pass(c, ctx->e);
+                   }});
+  // Core: a process whose lease was taken must stop (fail fast).
+  specs.push_back({"cluster_lease", worker_group::core,
+                   policy(s.cluster_lease_renew_seconds, s, false), [ctx](db::connection_slot& c) {
+                     return workers::cluster_lease_pass(c, ctx->e);
                    }});
   specs.push_back({"reconcile_sweep", worker_group::core, policy(s.reconcile_interval_seconds, s),
                    [ctx](db::connection_slot& c) {
@@ -112,6 +131,12 @@ void runtime::start(caf::actor waiter, std::vector<worker_spec> extra) {
       groups.push_back(to_string(w.group));
     }
     auto conn = db::connect(s.database_url);
+    // Before any worker claims anything under this name; throws (naming
+    // the node) when a live process holds it: `serve` then exits with 1.
+    auto [host, port] = cluster_host_port(s.cluster_addr);
+    db::join_cluster(*conn, s.runtime_node, host, port, s.cluster_lease_seconds,
+                     s.callback_max_attempts);
+    joined_ = true;
     db::seed_heartbeats(*conn, names, groups, s.runtime_node, s.network_class);
   }
   std::vector<reconciler_actor> reconcilers;
@@ -133,7 +158,27 @@ void runtime::notify_changed(const std::string& request_id) {
     links_->wake_dispatchers();
 }
 
+runtime::~runtime() {
+  if (shutdown_asked_)
+    leave_cluster();
+}
+
+void runtime::leave_cluster() {
+  if (!joined_)
+    return;
+  joined_ = false;
+  auto& s = ctx_->settings;
+  try {
+    auto conn = db::connect(s.database_url);
+    db::leave_cluster(*conn, s.runtime_node);
+  } catch (const std::exception& ex) {
+    // The lease then simply expires; a survivor finds nothing claimed.
+    log::warn("could not leave the cluster", {{"error", ex.what()}});
+  }
+}
+
 void runtime::shutdown() {
+  shutdown_asked_ = true;
   if (supervisor_)
     caf::anon_send(supervisor_, shutdown_atom::value);
 }
@@ -166,6 +211,10 @@ int run_until_stopped(caf::actor_system& sys, runtime& rt) {
                         }
                       });
   }
+  // Only a clean stop leaves: after a core failure claims may be stranded,
+  // and the expiring lease hands them to a survivor's recovery.
+  if (exit_code == 0)
+    rt.leave_cluster();
   return exit_code;
 }
 

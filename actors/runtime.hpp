@@ -19,12 +19,22 @@ std::vector<worker_spec> engine_workers(const std::shared_ptr<workers::engine_co
 class runtime {
 public:
   runtime(caf::actor_system& sys, config::settings settings, domain::provider_registry providers);
+  /// Leaves the cluster when shutdown() was asked for (in-process users
+  /// such as bench start a second runtime under the same name right after).
+  ~runtime();
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
 
-  /// Seeds heartbeats and starts everything; (done_atom, exit_code) goes to
+  /// Joins the cluster (throws when a live process holds this
+  /// runtime_node), seeds heartbeats and starts everything;
+  /// (done_atom, exit_code) goes to
   /// `waiter` once the runtime has stopped. `extra` workers join their group.
   void start(caf::actor waiter, std::vector<worker_spec> extra = {});
 
   void shutdown();
+
+  /// Removes this process's cluster_nodes row (clean shutdown only); once.
+  void leave_cluster();
 
   /// A request changed outside the workers (created, approved, an operator
   /// call in this process): its movement actor reconciles, dispatchers wake.
@@ -42,6 +52,8 @@ private:
   std::shared_ptr<workers::engine_context> ctx_;
   std::shared_ptr<runtime_links> links_;
   supervisor_actor supervisor_;
+  bool joined_ = false;
+  bool shutdown_asked_ = false;
 };
 
 /// Runs the runtime until SIGINT/SIGTERM or a core failure; returns the

@@ -21,6 +21,8 @@ void register_link(supervisor_state& st, const std::string& name, const worker_a
     st.env.links->dispatchers.push_back(h);
   else if (name == "node_observer")
     st.env.links->observer = h;
+  else if (name == "node_recovery")
+    st.env.links->recovery = h;
 }
 
 void stop_all(self_ptr self) {

@@ -43,7 +43,8 @@ struct pass_result {
   std::vector<std::string> reconcile; // requests whose actor must reconcile
   bool wake_observer = false;
   bool wake_dispatcher = false;
-  int stale = 0; // results dropped because the claim had moved on
+  bool wake_recovery = false; // work was handed to recovery (cluster take-over)
+  int stale = 0;              // results dropped because the claim had moved on
   /// Seconds until the earliest known future item (the observer's next
   /// due node); with wake-ups on the loop sleeps no longer than this.
   std::optional<double> next_due_in_seconds;

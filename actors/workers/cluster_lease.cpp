@@ -1,0 +1,51 @@
+#include "actors/workers/cluster_lease.hpp"
+
+#include "config/log.hpp"
+#include "persistence/cluster_store.hpp"
+
+namespace mg::workers {
+
+namespace {
+
+void renew_or_stop(pqxx::connection& c, const std::string& me) {
+  pqxx::work tx(c);
+  bool renewed = db::renew_lease(tx, me);
+  tx.commit();
+  if (renewed)
+    return;
+  log::error("cluster lease lost: another process declared this one dead; stopping",
+             {{"runtime_node", me}});
+  throw lease_lost{me};
+}
+
+/// One dead process per transaction, until none is left.
+void take_over_dead_nodes(pqxx::connection& c, const engine& e, pass_result& out) {
+  auto& s = e.settings;
+  for (;;) {
+    pqxx::work tx(c);
+    auto taken = db::take_over_one_dead_node(tx, s.runtime_node, s.cluster_lease_seconds,
+                                             s.callback_max_attempts);
+    tx.commit();
+    if (!taken)
+      return;
+    ++out.processed;
+    log::warn("took over a dead runtime node", {{"dead_node", taken->dead_node},
+                                                {"sent_to_recovery", taken->sent_to_recovery},
+                                                {"refenced", taken->refenced}});
+    for (auto& id : taken->requests)
+      out.reconcile.push_back(id);
+    out.wake_recovery |= taken->sent_to_recovery > 0;
+    out.wake_observer |= taken->refenced > 0;
+  }
+}
+
+} // namespace
+
+pass_result cluster_lease_pass(db::connection_slot& conn, const engine& e) {
+  pass_result out;
+  renew_or_stop(conn.get(), e.settings.runtime_node);
+  take_over_dead_nodes(conn.get(), e, out);
+  return out;
+}
+
+} // namespace mg::workers

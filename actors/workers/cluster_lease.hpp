@@ -1,0 +1,23 @@
+#pragma once
+// cluster_lease pass (SPEC §8): renews this process's database lease and
+// takes over the claimed work of processes whose lease expired, waking
+// node_recovery at once when it took some.
+#include <string>
+
+#include "actors/workers/engine.hpp"
+#include "persistence/connection_slot.hpp"
+
+namespace mg::workers {
+
+/// Thrown when this process's lease row is gone: a survivor declared it
+/// dead and took its work. Deliberately not a std::exception, so it escapes
+/// the loop runner's per-pass error handling and ends the worker — a core
+/// worker, so the process stops with exit code 1 instead of working on
+/// claims that are no longer its own.
+struct lease_lost {
+  std::string runtime_node;
+};
+
+pass_result cluster_lease_pass(db::connection_slot& conn, const engine& e);
+
+} // namespace mg::workers

@@ -1,0 +1,160 @@
+#include "persistence/cluster_store.hpp"
+
+#include <map>
+#include <stdexcept>
+#include <vector>
+
+#include "domain/executor.hpp"
+#include "persistence/db.hpp"
+#include "persistence/events.hpp"
+#include "persistence/node_store.hpp"
+
+namespace mg::db {
+
+namespace {
+
+const statement lock_request{"mg_cluster_lock_request",
+                             "SELECT 1 FROM movement_requests WHERE id = $1 FOR UPDATE"};
+
+/// Locks one node still claimed by `runtime_node`; its state, or "" when the
+/// node moved on meanwhile.
+std::string lock_claimed_node(pqxx::transaction_base& tx, const std::string& node_id,
+                              const std::string& runtime_node) {
+  static const statement q{"mg_cluster_lock_node",
+                           "SELECT node_state FROM movement_request_nodes WHERE id = $1"
+                           " AND claimed_by = $2"
+                           " AND node_state IN ('SUBMITTING', 'SUBMITTED', 'OBSERVING')"
+                           " FOR UPDATE"};
+  auto r = exec(tx, q, node_id, runtime_node);
+  return r.empty() ? std::string() : str(r[0][0]);
+}
+
+void clear_claim(pqxx::transaction_base& tx, const std::string& node_id) {
+  static const statement q{"mg_cluster_clear_claim",
+                           "UPDATE movement_request_nodes SET claimed_by = NULL WHERE id = $1"};
+  exec(tx, q, node_id);
+}
+
+/// SUBMITTING with nobody left to commit the submit result: recovery asks
+/// the provider (executor.recover on the idempotency key) right away.
+void send_to_recovery(pqxx::transaction_base& tx, const std::string& node_id,
+                      const std::string& runtime_node, event_batch& events) {
+  auto n = load_node(tx, node_id);
+  if (!n)
+    return;
+  node_update u;
+  u.next_state = domain::node_state::unknown;
+  u.error_code = "RUNTIME_NODE_LOST";
+  u.error_detail = "runtime node '" + runtime_node + "' lost its cluster lease mid-submit";
+  u.token = claim_token_change::rotate;
+  apply_node_update(tx, *n, u, events);
+  clear_claim(tx, node_id);
+}
+
+/// SUBMITTED/OBSERVING: any observer may follow it up; a new token only
+/// fences a late write of the dead process.
+void refence(pqxx::transaction_base& tx, const std::string& node_id) {
+  static const statement q{"mg_cluster_refence",
+                           "UPDATE movement_request_nodes SET claim_token = gen_random_uuid(),"
+                           " claimed_by = NULL, updated_at = clock_timestamp() WHERE id = $1"};
+  exec(tx, q, node_id);
+}
+
+} // namespace
+
+takeover hand_over_claims(pqxx::transaction_base& tx, const std::string& runtime_node,
+                          int callback_max_attempts) {
+  static const statement claimed{
+      "mg_cluster_claimed_nodes",
+      "SELECT request_id::text, id::text FROM movement_request_nodes WHERE claimed_by = $1"
+      " AND node_state IN ('SUBMITTING', 'SUBMITTED', 'OBSERVING')"
+      " ORDER BY request_id, position"};
+  std::map<std::string, std::vector<std::string>> by_request;
+  for (auto row : exec(tx, claimed, runtime_node))
+    by_request[str(row[0])].push_back(str(row[1]));
+  takeover out;
+  out.dead_node = runtime_node;
+  for (auto& [request_id, nodes] : by_request) {
+    exec(tx, lock_request, request_id); // project lock order: request, then its nodes
+    event_batch events(request_id, callback_max_attempts);
+    out.requests.push_back(request_id);
+    for (auto& id : nodes) {
+      auto state = lock_claimed_node(tx, id, runtime_node);
+      if (state == "SUBMITTING") {
+        send_to_recovery(tx, id, runtime_node, events);
+        ++out.sent_to_recovery;
+      } else if (!state.empty()) {
+        refence(tx, id);
+        ++out.refenced;
+      }
+    }
+    events.flush(tx);
+  }
+  return out;
+}
+
+void join_cluster(pqxx::connection& conn, const std::string& runtime_node, const std::string& host,
+                  int cluster_port, double lease_seconds, int callback_max_attempts) {
+  static const statement insert{
+      "mg_cluster_insert",
+      "INSERT INTO cluster_nodes (runtime_node, host, cluster_port, started_at, last_seen_at)"
+      " VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp())"
+      " ON CONFLICT (runtime_node) DO NOTHING RETURNING 1"};
+  static const statement existing{
+      "mg_cluster_existing", "SELECT last_seen_at > clock_timestamp() - make_interval(secs => $2),"
+                             " extract(epoch FROM clock_timestamp() - last_seen_at)::float8"
+                             " FROM cluster_nodes WHERE runtime_node = $1 FOR UPDATE"};
+  static const statement reregister{
+      "mg_cluster_reregister",
+      "UPDATE cluster_nodes SET host = $2, cluster_port = $3, started_at = clock_timestamp(),"
+      " last_seen_at = clock_timestamp() WHERE runtime_node = $1"};
+  pqxx::work tx(conn);
+  if (exec(tx, insert, runtime_node, host, cluster_port).empty()) {
+    // The row exists: FOR UPDATE waits for a survivor that is taking it over.
+    auto r = exec(tx, existing, runtime_node, lease_seconds);
+    if (!r.empty()) {
+      if (r[0][0].as<bool>())
+        throw std::runtime_error("runtime node '" + runtime_node +
+                                 "' is held by a live process (lease renewed " + r[0][1].c_str() +
+                                 " s ago); refusing to start under the same MG_RUNTIME_NODE");
+      hand_over_claims(tx, runtime_node, callback_max_attempts);
+      exec(tx, reregister, runtime_node, host, cluster_port);
+    } else {
+      // Deleted by a survivor between our INSERT and SELECT: register anew.
+      exec(tx, insert, runtime_node, host, cluster_port);
+    }
+  }
+  tx.commit();
+}
+
+bool renew_lease(pqxx::transaction_base& tx, const std::string& runtime_node) {
+  static const statement q{"mg_cluster_renew",
+                           "UPDATE cluster_nodes SET last_seen_at = clock_timestamp()"
+                           " WHERE runtime_node = $1 RETURNING 1"};
+  return !exec(tx, q, runtime_node).empty();
+}
+
+void leave_cluster(pqxx::connection& conn, const std::string& runtime_node) {
+  static const statement q{"mg_cluster_leave", "DELETE FROM cluster_nodes WHERE runtime_node = $1"};
+  pqxx::work tx(conn);
+  exec(tx, q, runtime_node);
+  tx.commit();
+}
+
+std::optional<takeover> take_over_one_dead_node(pqxx::transaction_base& tx, const std::string& me,
+                                                double lease_seconds, int callback_max_attempts) {
+  static const statement dead{"mg_cluster_dead",
+                              "SELECT runtime_node FROM cluster_nodes WHERE runtime_node <> $1"
+                              " AND last_seen_at < clock_timestamp() - make_interval(secs => $2)"
+                              " ORDER BY last_seen_at LIMIT 1 FOR UPDATE SKIP LOCKED"};
+  static const statement remove{"mg_cluster_remove_dead",
+                                "DELETE FROM cluster_nodes WHERE runtime_node = $1"};
+  auto r = exec(tx, dead, me, lease_seconds);
+  if (r.empty())
+    return std::nullopt;
+  auto out = hand_over_claims(tx, str(r[0][0]), callback_max_attempts);
+  exec(tx, remove, out.dead_node);
+  return out;
+}
+
+} // namespace mg::db

@@ -1,0 +1,48 @@
+#pragma once
+// Cluster membership by a database lease (SPEC §8): each process owns a
+// cluster_nodes row it renews; a row older than the lease is a dead process
+// whose claimed work one survivor hands to recovery.
+#include <optional>
+#include <pqxx/pqxx>
+#include <string>
+#include <vector>
+
+namespace mg::db {
+
+/// Registers `runtime_node` (started_at = last_seen_at = now) in one
+/// transaction. Throws std::runtime_error naming the node when a live
+/// process (lease not expired) holds that name. An expired row of the same
+/// name is this name's previous incarnation: its claimed work goes to
+/// recovery first, as a survivor would have done.
+void join_cluster(pqxx::connection& conn, const std::string& runtime_node, const std::string& host,
+                  int cluster_port, double lease_seconds, int callback_max_attempts = 5);
+
+/// Renews this process's lease; false when its row is gone (a survivor
+/// declared it dead and took its work: the caller must stop at once).
+bool renew_lease(pqxx::transaction_base& tx, const std::string& runtime_node);
+
+/// Removes this process's row on a clean shutdown (nothing is left claimed).
+void leave_cluster(pqxx::connection& conn, const std::string& runtime_node);
+
+struct takeover {
+  std::string dead_node;
+  int sent_to_recovery = 0;          // SUBMITTING nodes now UNKNOWN with a new token
+  int refenced = 0;                  // SUBMITTED/OBSERVING nodes given a new token
+  std::vector<std::string> requests; // requests whose nodes changed (reconcile them)
+};
+
+/// Takes at most one dead process (SKIP LOCKED: exactly one survivor gets
+/// it): its SUBMITTING nodes become UNKNOWN (RUNTIME_NODE_LOST) with a new
+/// claim token, the SUBMITTED/OBSERVING ones it claimed get a new token so
+/// a late write of the dead process changes nothing; then its row is
+/// deleted. nullopt when no dead process is left to take.
+std::optional<takeover> take_over_one_dead_node(pqxx::transaction_base& tx, const std::string& me,
+                                                double lease_seconds,
+                                                int callback_max_attempts = 5);
+
+/// Hands every node claimed by `runtime_node` over (see above); the caller
+/// holds that node's cluster_nodes row lock.
+takeover hand_over_claims(pqxx::transaction_base& tx, const std::string& runtime_node,
+                          int callback_max_attempts = 5);
+
+} // namespace mg::db
