@@ -278,4 +278,13 @@ void add_generated_artifacts(pqxx::transaction_base& tx, const std::string& node
   exec(tx, q, node_id, attempt_no, artifacts_json);
 }
 
+void take_provider_result(node_update& u, const domain::step_result& r) {
+  u.provider_state = r.provider_state;
+  u.provider_refs = r.provider_refs;
+  if (!r.provider_ref_id.empty())
+    u.provider_ref_id = r.provider_ref_id;
+  u.error_code = r.error_code;
+  u.error_detail = r.error_detail;
+}
+
 } // namespace mg::db

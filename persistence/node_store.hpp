@@ -105,6 +105,10 @@ struct node_update {
   claim_token_change token = claim_token_change::keep;
 };
 
+/// Copies a provider's answer into `u`: provider state and refs, the ref id
+/// when the provider gave one (an empty one keeps the stored id), error.
+void take_provider_result(node_update& u, const domain::step_result& r);
+
 /// The node no longer has the attempt or claim token the worker read: the
 /// transaction must be rolled back (nothing of it may land).
 struct stale_write : std::runtime_error {

@@ -212,11 +212,7 @@ void commit_submit_result(pqxx::connection& c, const ready_to_submit& r,
   db::event_batch events(r.node.request_id, e.settings.callback_max_attempts);
   db::node_update u;
   u.next_state = *s.next_state;
-  u.provider_state = s.provider_state;
-  u.provider_refs = s.provider_refs;
-  u.provider_ref_id = s.provider_ref_id;
-  u.error_code = s.error_code;
-  u.error_detail = s.error_detail;
+  db::take_provider_result(u, s);
   if (u.next_state == node_state::submitted || u.next_state == node_state::observing)
     u.next_observe_in_seconds = domain::observe_delay(r.node.action_type, s.retry_after_seconds);
   auto fx = db::apply_node_update(tx, r.node, u, events);

@@ -38,12 +38,7 @@ db::node_update update_from(const db::claimed_node& n, const domain::step_result
   auto current = *domain::parse_node_state(n.node_state);
   db::node_update u;
   u.next_state = r.next_state.value_or(current);
-  u.provider_state = r.provider_state;
-  u.provider_refs = r.provider_refs;
-  if (!r.provider_ref_id.empty())
-    u.provider_ref_id = r.provider_ref_id;
-  u.error_code = r.error_code;
-  u.error_detail = r.error_detail;
+  db::take_provider_result(u, r);
   u.observed = true;
   if (u.next_state == node_state::submitted || u.next_state == node_state::observing)
     u.next_observe_in_seconds = domain::observe_delay(n.action_type, r.retry_after_seconds);

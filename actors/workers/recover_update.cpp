@@ -30,12 +30,7 @@ db::node_update recover_update(const db::claimed_node& n, const domain::recover_
     u.next_state = r.next_state.value_or(node_state::unknown);
     if (u.next_state == node_state::ready || u.next_state == node_state::blocked)
       u.next_state = node_state::unknown;
-    u.provider_state = r.provider_state;
-    u.provider_refs = r.provider_refs;
-    if (!r.provider_ref_id.empty())
-      u.provider_ref_id = r.provider_ref_id;
-    u.error_code = r.error_code;
-    u.error_detail = r.error_detail;
+    db::take_provider_result(u, r);
     if (u.next_state == node_state::submitted || u.next_state == node_state::observing)
       u.next_observe_in_seconds = 0; // back to the observer at once
     u.token = db::claim_token_change::rotate;
