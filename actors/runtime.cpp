@@ -191,9 +191,12 @@ void block_shutdown_signals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-int run_until_stopped(caf::actor_system& sys, runtime& rt) {
+int run_until_stopped(caf::actor_system& sys, runtime& rt,
+                      const std::function<void()>& on_started) {
   caf::scoped_actor self{sys};
   rt.start(caf::actor_cast<caf::actor>(self));
+  if (on_started)
+    on_started();
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);

@@ -1,6 +1,7 @@
 #pragma once
 // Wires one process's runtime: engine, reconciler pool, movement registry,
 // and the supervised worker groups.
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -58,8 +59,11 @@ private:
 
 /// Runs the runtime until SIGINT/SIGTERM or a core failure; returns the
 /// process exit code. Signals must be blocked in every thread before the
-/// actor system starts (see block_shutdown_signals).
-int run_until_stopped(caf::actor_system& sys, runtime& rt);
+/// actor system starts (see block_shutdown_signals). `on_started` runs once
+/// the runtime has joined the cluster and started its workers (a refused
+/// start throws before it).
+int run_until_stopped(caf::actor_system& sys, runtime& rt,
+                      const std::function<void()>& on_started = {});
 
 /// Blocks SIGINT/SIGTERM in the calling thread (and the threads it starts)
 /// so run_until_stopped can wait for them with sigtimedwait.

@@ -93,7 +93,6 @@ supervisor_actor::behavior_type supervisor(self_ptr self, std::vector<worker_spe
     if (m.spec_index >= 0)
       self->send(caf::actor_cast<worker_actor>(m.handle), wake_atom::value);
   log::info("runtime started", {{"workers", static_cast<int>(st.specs.size())},
-                                {"runtime_node", st.env.runtime_node},
                                 {"network_class", st.env.network_class},
                                 {"wakeups", st.env.wakeups}});
   self->set_down_handler([=](const caf::down_msg& dm) {

@@ -77,8 +77,7 @@ int cmd_serve(const args&) {
   auto s = load_settings_or_exit();
   actors::block_shutdown_signals();
   require_schema(s.database_url);
-  log::info("movegate serve starting", {{"runtime_node", s.runtime_node},
-                                        {"network_class", s.network_class},
+  log::info("movegate serve starting", {{"network_class", s.network_class},
                                         {"workers_enabled", s.workers_enabled},
                                         {"wakeups_enabled", s.wakeups_enabled}});
   auto providers = executors::configured_providers(s);
@@ -96,9 +95,21 @@ int cmd_serve(const args&) {
                            [&sys, &rt] {
                              return actors::core_group_running(actors::supervision_json(sys, rt));
                            }});
-  doors.start();
-  int code = actors::run_until_stopped(sys, rt);
+  // The listeners open only once this process may work under its name; if
+  // one cannot bind, the runtime is stopped cleanly and serve exits 1.
+  bool doors_failed = false;
+  int code = actors::run_until_stopped(sys, rt, [&] {
+    try {
+      doors.start();
+    } catch (const std::exception& e) {
+      log::error("listener failed to start", {{"error", e.what()}});
+      doors_failed = true;
+      rt.shutdown();
+    }
+  });
   doors.stop();
+  if (doors_failed)
+    return 1;
   return code;
 }
 

@@ -13,8 +13,7 @@ void renew_or_stop(pqxx::connection& c, const std::string& me) {
   tx.commit();
   if (renewed)
     return;
-  log::error("cluster lease lost: another process declared this one dead; stopping",
-             {{"runtime_node", me}});
+  log::error("cluster lease lost: another process declared this one dead; stopping");
   throw lease_lost{me};
 }
 

@@ -75,8 +75,7 @@ pass_result executor_health_pass(db::connection_slot& conn,
   if (counts)
     counts->orphaned += orphaned;
   if (orphaned)
-    log::warn("signers no longer registered in this process marked orphan",
-              {{"runtime_node", runtime_node}, {"count", orphaned}});
+    log::warn("signers no longer registered in this process marked orphan", {{"count", orphaned}});
   out.processed = static_cast<int>(executors.size() + signers.size());
   return out;
 }
