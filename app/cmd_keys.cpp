@@ -2,30 +2,17 @@
 // MG_API_KEYS_FILE entry (the secret is 32 random bytes, hex).
 #include <algorithm>
 #include <iostream>
-#include <openssl/rand.h>
 #include <stdexcept>
 #include <vector>
 
 #include "app/common.hpp"
 #include "domain/api_auth.hpp"
+#include "domain/hash.hpp"
 #include "domain/json.hpp"
 
 namespace mg::app {
 
 namespace {
-
-std::string random_hex(size_t bytes) {
-  std::vector<unsigned char> buf(bytes);
-  if (RAND_bytes(buf.data(), static_cast<int>(buf.size())) != 1)
-    throw std::runtime_error("RAND_bytes failed");
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : buf) {
-    out += digits[b >> 4];
-    out += digits[b & 0x0F];
-  }
-  return out;
-}
 
 int keys_usage() {
   std::cerr << "usage: movegate keys new --scopes create,approve,read,admin [--key-id ID]\n";
@@ -57,13 +44,13 @@ int cmd_keys(const args& a) {
       break;
     start = comma + 1;
   }
-  const std::string key_id = flag(a, "--key-id", "key-" + random_hex(4));
+  const std::string key_id = flag(a, "--key-id", "key-" + domain::random_hex(4));
   if (key_id.empty()) {
     std::cerr << "movegate keys: --key-id must not be empty\n";
     return 2;
   }
   std::string out = "{\"key_id\": " + json::quote(key_id) +
-                    ", \"secret\": " + json::quote(random_hex(32)) + ", \"scopes\": [";
+                    ", \"secret\": " + json::quote(domain::random_hex(32)) + ", \"scopes\": [";
   for (size_t i = 0; i < scopes.size(); ++i)
     out += (i ? ", " : "") + json::quote(scopes[i]);
   std::cout << out << "]}" << std::endl;

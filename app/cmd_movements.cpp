@@ -9,7 +9,6 @@
 #include <fstream>
 #include <httplib.h>
 #include <iostream>
-#include <openssl/rand.h>
 #include <sstream>
 
 #include "app/common.hpp"
@@ -64,13 +63,6 @@ cli_key read_key_file(const std::string& path) {
   return k;
 }
 
-std::string fresh_nonce() {
-  unsigned char bytes[16];
-  if (RAND_bytes(bytes, sizeof bytes) != 1)
-    throw std::runtime_error("RAND_bytes failed");
-  return domain::to_hex(bytes, sizeof bytes);
-}
-
 struct http_answer {
   int status = 0;
   std::string body;
@@ -89,7 +81,7 @@ http_answer signed_call(const std::string& base, const cli_key& key, const std::
   const std::string ts = std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
                                             std::chrono::system_clock::now().time_since_epoch())
                                             .count());
-  const std::string nonce = fresh_nonce();
+  const std::string nonce = domain::random_hex(16);
   req.set_header("X-QTG-Key-Id", key.key_id);
   req.set_header("X-QTG-Timestamp", ts);
   req.set_header("X-QTG-Nonce", nonce);
@@ -105,20 +97,6 @@ http_answer signed_call(const std::string& base, const cli_key& key, const std::
   if (!res)
     throw std::runtime_error("cannot reach " + base + ": " + httplib::to_string(res.error()));
   return {res->status, res->body};
-}
-
-/// Query values here are states, numbers and cursors; anything outside
-/// RFC 3986's unreserved set is percent-encoded.
-std::string encode(const std::string& v) {
-  static const char* hexdigits = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char ch : v) {
-    if (std::isalnum(ch) || ch == '-' || ch == '.' || ch == '_' || ch == '~')
-      out += static_cast<char>(ch);
-    else
-      out += std::string("%") + hexdigits[ch >> 4] + hexdigits[ch & 15];
-  }
-  return out;
 }
 
 /// Scalar JSON member as text ("-" when absent or null).
@@ -264,7 +242,7 @@ int cmd_movements(const args& a) {
     std::string query;
     auto add = [&](const char* k, const std::optional<std::string>& v) {
       if (v)
-        query += (query.empty() ? "?" : "&") + std::string(k) + "=" + encode(*v);
+        query += (query.empty() ? "?" : "&") + std::string(k) + "=" + api::percent_encode(*v);
     };
     add("state", state);
     add("limit", limit);
@@ -273,10 +251,10 @@ int cmd_movements(const args& a) {
   } else if (id.empty()) {
     return movements_usage();
   } else if (sub == "show") {
-    target = "/v3/movements/" + encode(id);
+    target = "/v3/movements/" + api::percent_encode(id);
   } else if (sub == "approve" || sub == "resume" || sub == "reject" || sub == "cancel") {
     method = "POST";
-    target = "/v3/movements/" + encode(id) + "/" + sub;
+    target = "/v3/movements/" + api::percent_encode(id) + "/" + sub;
     body = (reason && (sub == "reject" || sub == "cancel"))
                ? "{\"reason\":" + json::quote(*reason) + "}"
                : "{}";
@@ -284,7 +262,7 @@ int cmd_movements(const args& a) {
     if (!node)
       return movements_usage();
     method = "POST";
-    target = "/v3/movements/" + encode(id) + "/retry";
+    target = "/v3/movements/" + api::percent_encode(id) + "/retry";
     body = "{\"node_key\":" + json::quote(*node) + "}";
   } else {
     return movements_usage();

@@ -18,22 +18,6 @@ bool unreserved(unsigned char c) {
          c == '.' || c == '_' || c == '~';
 }
 
-std::string encode(std::string_view s) {
-  static const char digits[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    if (unreserved(c)) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += digits[c >> 4];
-      out += digits[c & 0x0F];
-    }
-  }
-  return out;
-}
-
 std::string field(const std::string& where, const char* name) {
   return where + "." + name;
 }
@@ -84,7 +68,7 @@ std::vector<std::pair<std::string, std::string>> decode_query(std::string_view r
 std::string canonical_query(std::string_view raw_query) {
   std::vector<std::pair<std::string, std::string>> encoded;
   for (const auto& [k, v] : decode_query(raw_query))
-    encoded.emplace_back(encode(k), encode(v));
+    encoded.emplace_back(percent_encode(k), percent_encode(v));
   std::sort(encoded.begin(), encoded.end());
   std::string out;
   for (size_t i = 0; i < encoded.size(); ++i) {
@@ -182,6 +166,22 @@ std::vector<api_key> parse_api_keys(std::string_view json_text) {
     keys.push_back(std::move(key));
   }
   return keys;
+}
+
+std::string percent_encode(std::string_view s) {
+  static const char digits[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if (unreserved(c)) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += digits[c >> 4];
+      out += digits[c & 0x0F];
+    }
+  }
+  return out;
 }
 
 } // namespace mg::api

@@ -23,6 +23,10 @@ struct api_key {
 /// (never echoing a secret).
 std::vector<api_key> parse_api_keys(std::string_view json_text);
 
+/// Percent-encodes everything but RFC 3986's unreserved characters
+/// (A-Z a-z 0-9 - . _ ~), upper-case %XX.
+std::string percent_encode(std::string_view s);
+
 /// SPEC §5's sorted_query built from the raw query (without '?').
 std::string canonical_query(std::string_view raw_query);
 

@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/rand.h>
 #include <stdexcept>
 
 namespace mg::domain {
@@ -56,6 +57,13 @@ std::optional<std::string> from_hex(std::string_view hex) {
     out += static_cast<char>(hi * 16 + lo);
   }
   return out;
+}
+
+std::string random_hex(size_t bytes) {
+  std::string buf(bytes, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(buf.data()), static_cast<int>(bytes)) != 1)
+    throw std::runtime_error("RAND_bytes failed");
+  return to_hex(reinterpret_cast<const unsigned char*>(buf.data()), bytes);
 }
 
 } // namespace mg::domain

@@ -16,6 +16,10 @@ std::string hmac_sha256_hex(std::string_view key, std::string_view data);
 /// Lower-case hex of `len` bytes.
 std::string to_hex(const unsigned char* bytes, size_t len);
 
+/// Lower-case hex of `bytes` bytes from OpenSSL's CSPRNG (nonces, secrets);
+/// throws std::runtime_error when it cannot provide them.
+std::string random_hex(size_t bytes);
+
 /// Value of one hex digit (either case), or -1.
 int hex_digit_value(char c);
 

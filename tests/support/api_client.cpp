@@ -3,25 +3,16 @@
 #include <algorithm>
 #include <chrono>
 #include <httplib.h>
-#include <openssl/rand.h>
 #include <stdexcept>
 #include <strings.h>
 
 #include "domain/api_auth.hpp"
+#include "domain/hash.hpp"
 
 namespace mg::test {
 
 std::string new_nonce() {
-  unsigned char bytes[16];
-  if (RAND_bytes(bytes, sizeof bytes) != 1)
-    throw std::runtime_error("RAND_bytes failed");
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : bytes) {
-    out += digits[b >> 4];
-    out += digits[b & 0x0F];
-  }
-  return out;
+  return domain::random_hex(16);
 }
 
 std::string api_reply::header(const std::string& name) const {
