@@ -35,6 +35,7 @@ enum class rule {
   log_level,    // debug|info|warn|error
   address,      // host:port, port 0..65535
   cb_scheme,    // v3|standard-webhooks (MG_CALLBACK_SIGNATURE_SCHEME)
+  rpc_urls,     // chain_id=url,... (MG_EVM_RPC_URLS)
 };
 
 using member =
@@ -121,6 +122,29 @@ const std::vector<field>& fields() {
       {"MG_VERIFY_DRIFT_ENABLED", &settings::verify_drift_enabled, rule::any},
       {"MG_VERIFY_DRIFT_INTERVAL_SECONDS", &settings::verify_drift_interval_seconds,
        rule::positive},
+      // protocol clients and thresholds
+      {"MG_EVM_RPC_URLS", &settings::evm_rpc_urls, rule::rpc_urls},
+      {"MG_EVM_RPC_TIMEOUT_SECONDS", &settings::evm_rpc_timeout_seconds, rule::positive},
+      {"MG_EVM_NONCE_RESERVATION_STALE_SECONDS", &settings::evm_nonce_reservation_stale_seconds,
+       rule::positive},
+      {"MG_CCIP_STRANDED_AGE_SECONDS", &settings::ccip_stranded_age_seconds, rule::positive},
+      {"MG_CCIP_SIDECAR_URL", &settings::ccip_sidecar_url, rule::any},
+      {"MG_CAPITAL_TRANSFER_STALE_SECONDS", &settings::capital_transfer_stale_seconds,
+       rule::positive},
+      {"MG_NOTIFY_WEBHOOK_URL", &settings::notify_webhook_url, rule::any},
+      {"MG_NOTIFY_SECRET", &settings::notify_secret, rule::secret},
+      {"MG_NOTIFY_INTERVAL_SECONDS", &settings::notify_interval_seconds, rule::positive},
+      {"MG_BALANCE_HISTORY_INTERVAL_SECONDS", &settings::balance_history_interval_seconds,
+       rule::positive},
+      {"MG_GATEWAY_API_URL", &settings::gateway_api_url, rule::any},
+      {"MG_BALANCE_STALE_THRESHOLD_SECONDS", &settings::balance_stale_threshold_seconds,
+       rule::positive},
+      {"MG_BALANCE_RETENTION_DAYS", &settings::balance_retention_days, rule::at_least_one},
+      {"MG_CEX_VENUE_API_URL", &settings::cex_venue_api_url, rule::any},
+      {"MG_CEX_TRANSFER_INGEST_INTERVAL_SECONDS", &settings::cex_transfer_ingest_interval_seconds,
+       rule::positive},
+      {"MG_VERIFY_DRIFT_CONCURRENCY", &settings::verify_drift_concurrency, rule::pool_size},
+      {"MG_VERIFY_DRIFT_TIMEOUT_SECONDS", &settings::verify_drift_timeout_seconds, rule::positive},
       // front doors and cluster
       {"MG_HTTP_ADDR", &settings::http_addr, rule::address},
       {"MG_ADMIN_ADDR", &settings::admin_addr, rule::address},
@@ -315,6 +339,9 @@ std::string parse_string(const char* name, const std::string& raw, rule check) {
     if (!domain::parse_callback_scheme(raw))
       fail(name, "must be one of v3|standard-webhooks", raw);
     break;
+  case rule::rpc_urls:
+    parse_rpc_urls(raw);
+    break;
   case rule::node:
     if (raw.empty())
       fail(name, "must not be empty", raw);
@@ -347,6 +374,35 @@ env_lookup process_env() {
       return std::string(v);
     return std::nullopt;
   };
+}
+
+std::map<std::uint64_t, std::string> parse_rpc_urls(const std::string& csv) {
+  const char* name = "MG_EVM_RPC_URLS";
+  const std::string why = "must be chain_id=http://host:port pairs separated by commas";
+  std::map<std::uint64_t, std::string> out;
+  std::size_t start = 0;
+  while (start < csv.size()) {
+    auto end = csv.find(',', start);
+    if (end == std::string::npos)
+      end = csv.size();
+    const std::string pair = csv.substr(start, end - start);
+    start = end + 1;
+    const auto eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0 || eq > 19)
+      fail(name, why, csv);
+    const std::string id = pair.substr(0, eq);
+    const std::string url = pair.substr(eq + 1);
+    for (char c : id)
+      if (!is_digit(c))
+        fail(name, why, csv);
+    const std::uint64_t chain = std::stoull(id);
+    const bool http = url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
+    if (chain == 0 || !http || url.find_first_of(" \t") != std::string::npos)
+      fail(name, why, csv);
+    if (!out.emplace(chain, url).second)
+      fail(name, "names chain " + id + " twice", csv);
+  }
+  return out;
 }
 
 settings load_settings(const env_lookup& env) {

@@ -206,6 +206,23 @@ BOOST_AUTO_TEST_CASE(defaults_match_reference) {
   BOOST_TEST(s.ccip_drift_poll_interval_seconds == 300.0);
   BOOST_TEST(s.verify_drift_enabled == false);
   BOOST_TEST(s.verify_drift_interval_seconds == 21600.0);
+  BOOST_TEST(s.evm_rpc_urls.empty());
+  BOOST_TEST(s.evm_rpc_timeout_seconds == 10.0);
+  BOOST_TEST(s.evm_nonce_reservation_stale_seconds == 300.0);
+  BOOST_TEST(s.ccip_stranded_age_seconds == 3600.0);
+  BOOST_TEST(s.ccip_sidecar_url.empty());
+  BOOST_TEST(s.capital_transfer_stale_seconds == 1800.0);
+  BOOST_TEST(s.notify_webhook_url.empty());
+  BOOST_TEST(s.notify_secret.empty());
+  BOOST_TEST(s.notify_interval_seconds == 5.0);
+  BOOST_TEST(s.balance_history_interval_seconds == 3600.0);
+  BOOST_TEST(s.gateway_api_url.empty());
+  BOOST_TEST(s.balance_stale_threshold_seconds == 120.0);
+  BOOST_TEST(s.balance_retention_days == 30);
+  BOOST_TEST(s.cex_venue_api_url.empty());
+  BOOST_TEST(s.cex_transfer_ingest_interval_seconds == 60.0);
+  BOOST_TEST(s.verify_drift_concurrency == 4);
+  BOOST_TEST(s.verify_drift_timeout_seconds == 10.0);
   // front doors and cluster
   BOOST_TEST(s.http_addr == "127.0.0.1:8080");
   BOOST_TEST(s.admin_addr == "127.0.0.1:8081");
@@ -342,7 +359,7 @@ BOOST_AUTO_TEST_CASE(looks_up_only_described_names) {
   std::set<std::string> printed;
   for (const auto& kv : described(load_settings(env_of({}))))
     printed.insert(kv.first);
-  BOOST_TEST(asked.size() == 59u);
+  BOOST_TEST(asked.size() == 76u);
   BOOST_CHECK(asked == printed);
   for (const auto& n : asked)
     BOOST_CHECK_MESSAGE(starts_with(n, "MG_"), n);
@@ -553,9 +570,9 @@ BOOST_AUTO_TEST_CASE(describe_one_line_per_setting) {
   std::size_t newlines = 0;
   for (char c : text)
     newlines += c == '\n';
-  BOOST_TEST(newlines == 59u);
+  BOOST_TEST(newlines == 76u);
   auto lines = described(s);
-  BOOST_TEST(lines.size() == 59u);
+  BOOST_TEST(lines.size() == 76u);
   BOOST_TEST(lines["MG_NETWORK_CLASS"] == "devnet");
   BOOST_TEST(lines["MG_RUNTIME_NODE"] == hostname_pid());
   BOOST_TEST(lines["MG_NODE_DISPATCH_INTERVAL_SECONDS"] == "2");
@@ -567,7 +584,7 @@ BOOST_AUTO_TEST_CASE(describe_one_line_per_setting) {
   BOOST_TEST(lines["MG_CEX_TRANSFER_INGEST_VENUES_CSV"] == "");
   // A free-text value with a newline stays on its line.
   const auto odd = load_settings(env_of({{"MG_API_KEYS_FILE", "/tmp/a\nMG_ADMIN_TOKEN=x"}}));
-  BOOST_TEST(described(odd).size() == 59u);
+  BOOST_TEST(described(odd).size() == 76u);
 }
 
 BOOST_AUTO_TEST_CASE(describe_round_trips) {
@@ -600,3 +617,21 @@ BOOST_AUTO_TEST_CASE(process_env_reads_environment) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_CASE(rpc_urls_map_chain_ids_to_endpoints) {
+  using mg::config::parse_rpc_urls;
+  auto m = parse_rpc_urls("1337=http://127.0.0.1:8545,1=https://rpc.example/v1");
+  BOOST_TEST(m.size() == 2u);
+  BOOST_TEST(m.at(1337) == "http://127.0.0.1:8545");
+  BOOST_TEST(m.at(1) == "https://rpc.example/v1");
+  BOOST_TEST(parse_rpc_urls("").empty());
+  for (const char* bad : {"1337", "=http://a", "x=http://a", "0=http://a", "1=ftp://a",
+                          "1=http://a,1=http://b", "99999999999999999999=http://a"})
+    BOOST_CHECK_THROW(parse_rpc_urls(bad), config_error);
+  auto s = load_settings(env_of({{"MG_EVM_RPC_URLS", "1337=http://127.0.0.1:8545"}}));
+  BOOST_TEST(s.evm_rpc_urls == "1337=http://127.0.0.1:8545");
+  BOOST_CHECK_THROW(load_settings(env_of({{"MG_EVM_RPC_URLS", "oops"}})), config_error);
+  // A secret is described but never shown.
+  auto d = described(load_settings(env_of({{"MG_NOTIFY_SECRET", "hunter2"}})));
+  BOOST_TEST(d["MG_NOTIFY_SECRET"] == "<set>");
+}
