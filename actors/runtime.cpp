@@ -3,6 +3,7 @@
 #include <csignal>
 
 #include "actors/workers/cluster_lease.hpp"
+#include "actors/workers/conditional_workers.hpp"
 #include "actors/workers/dispatch_listener.hpp"
 #include "actors/workers/node_dispatcher.hpp"
 #include "actors/workers/node_observer.hpp"
@@ -26,30 +27,6 @@ domain::loop_policy policy(double interval, const config::settings& s, bool drai
 
 /// Conditional workers whose flag is on but whose client this process does
 /// not have: skipped with one warning each (reference: never half-started).
-void warn_skipped_conditional_workers(const config::settings& s) {
-  struct conditional {
-    const char* worker;
-    bool enabled;
-    const char* needs;
-  };
-  const conditional workers[] = {
-      {"evm_nonce_reaper", s.evm_nonce_reaper_enabled, "an EVM RPC client and endpoints"},
-      {"ccip_stranded_reaper", s.ccip_stranded_reaper_enabled, "a CCIP client"},
-      {"capital_transfer_followup", s.capital_transfer_followup_enabled,
-       "a capital-transfer client"},
-      {"notification_dispatcher", s.notify_enabled, "a notification webhook"},
-      {"balance_history_rollup", s.balance_history_enabled, "balance snapshots"},
-      {"cex_transfer_ingest", !s.cex_transfer_ingest_venues_csv.empty(), "venue clients"},
-      {"balance_snapshot", s.balance_snapshot_enabled, "balance fetchers"},
-      {"ccip_drift", s.ccip_enabled, "a CCIP sidecar client"},
-      {"verify_drift", s.verify_drift_enabled, "chain RPC clients"},
-  };
-  for (auto& w : workers)
-    if (w.enabled)
-      log::warn("conditional worker skipped: its client is not configured",
-                {{"worker", w.worker}, {"needs", w.needs}});
-}
-
 /// MG_CLUSTER_ADDR's host and port, as cluster_nodes records them.
 std::pair<std::string, int> cluster_host_port(const std::string& addr) {
   auto colon = addr.rfind(':');
@@ -117,11 +94,13 @@ runtime::runtime(caf::actor_system& sys, config::settings settings,
 
 void runtime::start(caf::actor waiter, std::vector<worker_spec> extra) {
   auto& s = ctx_->settings;
-  warn_skipped_conditional_workers(s);
   auto specs = engine_workers(ctx_);
-  if (s.workers_enabled)
+  if (s.workers_enabled) {
     for (auto& w : sidecar_workers(ctx_))
       specs.push_back(std::move(w));
+    for (auto& w : conditional_workers(ctx_))
+      specs.push_back(std::move(w));
+  }
   for (auto& w : extra)
     specs.push_back(std::move(w));
   {

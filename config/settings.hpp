@@ -82,22 +82,22 @@ struct settings {
   // MG_EVM_RPC_URLS: "chain_id=http://host:port,..." — the JSON-RPC endpoint
   // per chain (evm executor, evm_nonce_reaper, verify_drift).
   std::string evm_rpc_urls;
-  double evm_rpc_timeout_seconds = 10;                 // MG_EVM_RPC_TIMEOUT_SECONDS
-  double evm_nonce_reservation_stale_seconds = 300;    // MG_EVM_NONCE_RESERVATION_STALE_SECONDS
-  double ccip_stranded_age_seconds = 3600;             // MG_CCIP_STRANDED_AGE_SECONDS
-  std::string ccip_sidecar_url;                        // MG_CCIP_SIDECAR_URL
-  double capital_transfer_stale_seconds = 1800;        // MG_CAPITAL_TRANSFER_STALE_SECONDS
-  std::string notify_webhook_url;                      // MG_NOTIFY_WEBHOOK_URL
-  std::string notify_secret;                           // MG_NOTIFY_SECRET (secret)
-  double notify_interval_seconds = 5;                  // MG_NOTIFY_INTERVAL_SECONDS
-  double balance_history_interval_seconds = 3600;      // MG_BALANCE_HISTORY_INTERVAL_SECONDS
-  std::string gateway_api_url;                         // MG_GATEWAY_API_URL
-  double balance_stale_threshold_seconds = 120;        // MG_BALANCE_STALE_THRESHOLD_SECONDS
-  int balance_retention_days = 30;                     // MG_BALANCE_RETENTION_DAYS
-  std::string cex_venue_api_url;                       // MG_CEX_VENUE_API_URL
-  double cex_transfer_ingest_interval_seconds = 60;    // MG_CEX_TRANSFER_INGEST_INTERVAL_SECONDS
-  int verify_drift_concurrency = 4;                    // MG_VERIFY_DRIFT_CONCURRENCY (1..64)
-  double verify_drift_timeout_seconds = 10;            // MG_VERIFY_DRIFT_TIMEOUT_SECONDS
+  double evm_rpc_timeout_seconds = 10;              // MG_EVM_RPC_TIMEOUT_SECONDS
+  double evm_nonce_reservation_stale_seconds = 300; // MG_EVM_NONCE_RESERVATION_STALE_SECONDS
+  double ccip_stranded_age_seconds = 3600;          // MG_CCIP_STRANDED_AGE_SECONDS
+  std::string ccip_sidecar_url;                     // MG_CCIP_SIDECAR_URL
+  double capital_transfer_stale_seconds = 1800;     // MG_CAPITAL_TRANSFER_STALE_SECONDS
+  std::string notify_webhook_url;                   // MG_NOTIFY_WEBHOOK_URL
+  std::string notify_secret;                        // MG_NOTIFY_SECRET (secret)
+  double notify_interval_seconds = 5;               // MG_NOTIFY_INTERVAL_SECONDS
+  double balance_history_interval_seconds = 3600;   // MG_BALANCE_HISTORY_INTERVAL_SECONDS
+  std::string gateway_api_url;                      // MG_GATEWAY_API_URL
+  double balance_stale_threshold_seconds = 120;     // MG_BALANCE_STALE_THRESHOLD_SECONDS
+  int balance_retention_days = 30;                  // MG_BALANCE_RETENTION_DAYS
+  std::string cex_venue_api_url;                    // MG_CEX_VENUE_API_URL
+  double cex_transfer_ingest_interval_seconds = 60; // MG_CEX_TRANSFER_INGEST_INTERVAL_SECONDS
+  int verify_drift_concurrency = 4;                 // MG_VERIFY_DRIFT_CONCURRENCY (1..64)
+  double verify_drift_timeout_seconds = 10;         // MG_VERIFY_DRIFT_TIMEOUT_SECONDS
 
   // --- front doors and cluster (SPEC §5, §7, §8) ------------------------------
   std::string http_addr = "127.0.0.1:8080";    // MG_HTTP_ADDR (host:port)

@@ -7,37 +7,18 @@
 #include <thread>
 
 #include "config/log.hpp"
+#include "domain/url.hpp"
 #include "persistence/db.hpp"
 
 namespace mg::workers {
+
+using domain::split_url;
+using domain::url_parts;
 
 namespace {
 
 /// How long one wake-up wait blocks the worker (shutdown is seen between waits).
 constexpr int listen_wait_ms = 500;
-
-struct url_parts {
-  std::string origin; // scheme://host[:port]
-  std::string target; // path?query, at least "/"
-};
-
-std::optional<url_parts> split_url(const std::string& url) {
-  auto scheme_end = url.find("://");
-  if (scheme_end == std::string::npos)
-    return std::nullopt;
-  auto scheme = url.substr(0, scheme_end);
-  if (scheme != "http" && scheme != "https")
-    return std::nullopt;
-  auto path_at = url.find_first_of("/?#", scheme_end + 3);
-  url_parts p;
-  p.origin = url.substr(0, path_at);
-  p.target = path_at == std::string::npos ? "/" : url.substr(path_at);
-  if (auto hash = p.target.find('#'); hash != std::string::npos)
-    p.target.resize(hash);
-  if (p.target.empty() || p.target[0] != '/')
-    p.target = "/" + p.target;
-  return p;
-}
 
 httplib::Headers signed_headers(const db::callback_claim& row, const callback_delivery_options& o) {
   domain::header_list h;
