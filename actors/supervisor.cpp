@@ -3,6 +3,7 @@
 #include "config/log.hpp"
 #include "domain/json.hpp"
 #include "domain/timing.hpp"
+#include "persistence/notification_outbox_store.hpp"
 
 namespace mg::actors {
 
@@ -55,6 +56,8 @@ void on_member_down(self_ptr self, supervisor_member& m, const caf::error& reaso
     log::error("core worker exited; stopping the runtime (fail-fast)",
                {{"worker", m.name}, {"reason", why}});
     st.exit_code = 1;
+    db::enqueue_core_group_failure(st.env.database_url, st.env.runtime_node, st.env.network_class,
+                                   m.name, why);
     stop_all(self);
     report_if_done(self);
     return;

@@ -8,13 +8,16 @@
 
 #include "actors/system_config.hpp"
 #include "app/common.hpp"
-#include "executors/sim.hpp"
+#include "executors/registry.hpp"
 #include "persistence/db.hpp"
 #include "persistence/migrate.hpp"
 
 namespace mg::app {
 
 namespace {
+
+/// Ganache's deterministic wallet account 1 (scripts/with-ganache.sh).
+constexpr const char* demo_evm_recipient = "0xFFcf8FDEE72ac11b5c542428B35EEF5769C409f0";
 
 struct demo_movement {
   std::string label;
@@ -63,7 +66,14 @@ int cmd_demo(const args& a) {
   caf::actor_system_config cfg;
   actors::configure(cfg);
   caf::actor_system sys{cfg};
-  actors::runtime rt(sys, s, executors::builtin_providers(s.database_url));
+  const bool evm = has_flag(a, "--evm");
+  if (evm && (s.evm_rpc_urls.empty() || s.evm_signer_key_file.empty())) {
+    std::cerr << "demo --evm needs MG_EVM_RPC_URLS and MG_EVM_SIGNER_KEY_FILE (scripts/demo.sh "
+                 "--evm starts a local chain and sets both)"
+              << std::endl;
+    return 2;
+  }
+  actors::runtime rt(sys, s, executors::configured_providers(s));
   caf::scoped_actor self{sys};
   rt.start(caf::actor_cast<caf::actor>(self));
 
@@ -73,6 +83,8 @@ int cmd_demo(const args& a) {
       {"fan-out/fan-in", "sim_fan", "COMPLETED", {}, {}, false},
       {"ends-in-manual", "sim_manual", "MANUAL_INTERVENTION", {}, {}, false},
   };
+  if (evm)
+    movements.push_back({"evm-transfer", "evm_native_transfer", "COMPLETED", {}, {}, false});
   auto conn = db::connect(s.database_url);
   auto run_tag = std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
   for (auto& m : movements) {
@@ -80,6 +92,13 @@ int cmd_demo(const args& a) {
     p.template_key = m.template_key;
     p.intent = R"({"asset": "USDC", "amount": "1250.00", "destination": "0xabc"})";
     p.input_params = R"({"venue": "sim-exchange"})";
+    if (m.template_key == "evm_native_transfer") {
+      // 1.5 ETH to the local chain's wallet account 1, on the first chain.
+      p.intent = std::string(R"({"asset": "ETH", "amount": "1.5", "destination": ")") +
+                 demo_evm_recipient + "\"}";
+      p.input_params = "{\"chain_id\": " +
+                       std::to_string(config::parse_rpc_urls(s.evm_rpc_urls).begin()->first) + "}";
+    }
     p.idempotency_key = "demo-" + run_tag + "-" + m.label;
     p.created_by = "demo";
     p.network_class = s.network_class;
@@ -130,6 +149,10 @@ int cmd_demo(const args& a) {
       as_expected &= ok;
       std::cout << "  " << std::left << std::setw(16) << m.label << std::setw(22) << state
                 << (ok ? "as expected" : "EXPECTED " + m.expected_state) << "\n";
+      if (snap && m.template_key == "evm_native_transfer")
+        for (auto& n : snap->nodes)
+          std::cout << "  " << std::setw(16) << ""
+                    << "tx " << n.provider_refs << "\n";
     }
   }
   int code = stop_runtime(self, rt);

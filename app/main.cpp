@@ -5,6 +5,10 @@
 #include "app/common.hpp"
 #include "config/log.hpp"
 
+namespace mg::app {
+int cmd_baselines(const args& a); // app/cmd_baselines.cpp
+} // namespace mg::app
+
 namespace {
 
 int usage() {
@@ -25,7 +29,8 @@ int usage() {
          "                        workers, heartbeats and errors from the admin listener\n"
          "  callbacks verify --secret S --headers FILE_OR_JSON --body FILE\n"
          "        [--scheme v3|standard-webhooks] [--now UNIX] [--check-age]\n"
-         "                        check a captured callback's signature\n";
+         "                        check a captured callback's signature\n"
+         "  baselines load FILE   load the registry baselines verify_drift checks\n";
   return 2;
 }
 
@@ -55,6 +60,8 @@ int main(int argc, char** argv) {
       return mg::app::cmd_workers(rest);
     if (cmd == "callbacks")
       return mg::app::cmd_callbacks(rest);
+    if (cmd == "baselines")
+      return mg::app::cmd_baselines(rest);
   } catch (const std::exception& e) {
     mg::log::error("command failed", {{"command", cmd}, {"error", e.what()}});
     return 1;

@@ -51,6 +51,41 @@ std::string signing_data(const eip1559_tx& tx) {
   return eip1559_type + rlp::encode_list(eip1559_fields(tx));
 }
 
+std::optional<eip1559_tx> parse_eip1559_signing_data(std::string_view bytes) {
+  if (bytes.empty() || bytes[0] != eip1559_type)
+    return std::nullopt;
+  auto items = rlp::decode_list(bytes.substr(1));
+  if (!items || items->size() != 9)
+    return std::nullopt;
+  auto& f = *items;
+  auto chain = rlp::decode_uint(f[0]);
+  auto nonce = rlp::decode_uint(f[1]);
+  auto priority = rlp::decode_uint(f[2]);
+  auto max_fee = rlp::decode_uint(f[3]);
+  auto gas = rlp::decode_uint(f[4]);
+  auto value = rlp::decode_uint(f[6]);
+  if (!chain || !nonce || !priority || !max_fee || !gas || !value)
+    return std::nullopt;
+  if (f[5].is_list || (f[5].payload.size() != 20 && !f[5].payload.empty()) || f[7].is_list ||
+      !f[8].is_list || !f[8].payload.empty())
+    return std::nullopt;
+  auto chain_bytes = chain->to_big_endian();
+  if (chain_bytes.size() > 8)
+    return std::nullopt;
+  eip1559_tx tx;
+  tx.chain_id = 0;
+  for (unsigned char c : chain_bytes)
+    tx.chain_id = tx.chain_id << 8 | c;
+  tx.nonce = *nonce;
+  tx.max_priority_fee_per_gas = *priority;
+  tx.max_fee_per_gas = *max_fee;
+  tx.gas_limit = *gas;
+  tx.to = f[5].payload;
+  tx.value = *value;
+  tx.data = f[7].payload;
+  return tx;
+}
+
 std::string signing_hash(const legacy_tx& tx) {
   return keccak256(signing_data(tx));
 }

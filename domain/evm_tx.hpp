@@ -54,6 +54,11 @@ struct evm_signature {
 std::string signing_data(const legacy_tx& tx);
 std::string signing_data(const eip1559_tx& tx);
 
+/// The transaction whose signing_data is `bytes` (0x02 ‖ canonical RLP of
+/// the nine fields, an empty access list), or nullopt: lets the submitter
+/// check exactly what a signature covers before it broadcasts anything.
+std::optional<eip1559_tx> parse_eip1559_signing_data(std::string_view bytes);
+
 /// Keccak-256 of signing_data: 32 bytes.
 std::string signing_hash(const legacy_tx& tx);
 std::string signing_hash(const eip1559_tx& tx);

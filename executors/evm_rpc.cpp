@@ -69,8 +69,15 @@ evm_rpc::evm_rpc(const std::string& url, double timeout_seconds) : http_(url, ti
 
 std::string evm_rpc::call(const std::string& method, const std::string& params_json) const {
   const auto id = next_id.fetch_add(1);
-  auto reply = http_.post("", "{\"jsonrpc\":\"2.0\",\"id\":" + std::to_string(id) + ",\"method\":" +
-                                  json::quote(method) + ",\"params\":" + params_json + "}");
+  const std::string body = "{\"jsonrpc\":\"2.0\",\"id\":" + std::to_string(id) +
+                           ",\"method\":" + json::quote(method) + ",\"params\":" + params_json +
+                           "}";
+  http_reply reply;
+  try {
+    reply = http_.post("", body);
+  } catch (const domain::executor_error& e) {
+    throw domain::executor_error(method + ": " + e.what());
+  }
   auto doc = json::parse(reply.body);
   if (!doc || !doc->IsObject())
     throw domain::executor_error(method + ": HTTP " + std::to_string(reply.status) +

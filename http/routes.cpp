@@ -1,7 +1,10 @@
 #include "http/routes.hpp"
 
+#include <memory>
 #include <set>
 #include <variant>
+
+#include "actors/api/balance_service.hpp"
 
 namespace mg::http {
 
@@ -101,6 +104,10 @@ std::vector<route> v3_routes(api::movement_service& m, api::catalog_service& cat
   add("PUT", "/v3/signers/{signer_key}/expected-identity", scope::admin, true,
       no_query(
           [&cat](const call& c) { return cat.put_expected_identity(c.who, c.params[0], c.json); }));
+  // Balances (its own service: it owns the balance fetchers of fresh=true).
+  auto balances = std::make_shared<api::balance_service>(cat.context());
+  add("GET", "/v3/balances", scope::read, false,
+      [balances](const call& c) { return balances->get(c.who, c.query); });
   return r;
 }
 

@@ -5,6 +5,7 @@
 
 #include "persistence/audit_store.hpp"
 #include "persistence/db.hpp"
+#include "persistence/notification_outbox_store.hpp"
 
 namespace mg::db {
 
@@ -79,12 +80,16 @@ int record_callback_outcomes(pqxx::connection& conn,
       " status = CASE WHEN attempts + 1 >= max_attempts THEN 'dlq' ELSE 'pending' END,"
       " next_attempt_at = CASE WHEN attempts + 1 >= max_attempts THEN NULL"
       "   ELSE now() + make_interval(secs => power(2, least(attempts + 1, 6))) END"
-      " WHERE id = $1 AND status = 'pending' AND next_attempt_at = $2::timestamptz"};
+      " WHERE id = $1 AND status = 'pending' AND next_attempt_at = $2::timestamptz"
+      " RETURNING status, event_id, request_id, event_type, attempts, last_error"};
   int changed = 0;
   pqxx::work tx(conn);
   for (const auto& o : outcomes) {
     auto r = o.delivered ? exec(tx, sent, o.id, o.lease) : exec(tx, failed, o.id, o.lease, o.error);
     changed += static_cast<int>(r.affected_rows());
+    if (!o.delivered && !r.empty() && std::string(r[0][0].c_str()) == "dlq")
+      notify_callback_dlq(tx, o.id, r[0][1].c_str(), r[0][2].c_str(), r[0][3].c_str(),
+                          r[0][4].as<int>(), r[0][5].c_str());
   }
   tx.commit();
   return changed;

@@ -11,19 +11,24 @@ packages=(
   libcaf-dev libpqxx-dev libpq-dev rapidjson-dev libcpp-httplib-dev
   libboost-test-dev libssl-dev libcrypto++-dev libsecp256k1-dev
   postgresql postgresql-contrib
-  clang-format python3
+  clang-format python3 curl
   chromium # the admin page's browser test (driven by playwright-core, never a downloaded browser)
   prometheus # promtool: the metrics test checks the live /metrics output
 )
 
-# npm packages of the JS-driven tests (tests/js/package.json, pinned by its
-# lock file): only when node_modules is missing, so re-runs stay offline.
+# npm packages of the JS-driven tests and the local chain (tests/js/package.json,
+# pinned by its lock file: standardwebhooks, swagger-parser, playwright-core,
+# ganache): only when node_modules is missing or older than the lock file, so
+# re-runs stay offline.
 js_deps() {
-  local dir
+  local dir stamp
   dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/js"
-  if [[ -f $dir/package.json && ! -d $dir/node_modules ]] && command -v npm >/dev/null; then
+  stamp=$dir/node_modules/.movegate-lock
+  if [[ -f $dir/package.json ]] && ! cmp -s "$dir/package-lock.json" "$stamp" &&
+    command -v npm >/dev/null; then
     echo "[install-deps] npm ci --prefix tests/js"
     npm ci --prefix "$dir" --no-audit --no-fund
+    cp "$dir/package-lock.json" "$stamp"
   fi
 }
 

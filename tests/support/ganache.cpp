@@ -54,15 +54,22 @@ bool ganache_installed() {
   return ::access(ganache_binary().c_str(), X_OK) == 0;
 }
 
-ganache_chain::ganache_chain(bool strict_instamine) {
+ganache_chain::ganache_chain(const std::vector<std::string>& miner_args) {
   if (!ganache_installed())
     throw std::runtime_error("ganache is not installed: run scripts/install-deps.sh");
   const int port = free_port();
   url = "http://127.0.0.1:" + std::to_string(port);
   log_path_ = std::string(MG_BINARY_DIR) + "/ganache-" + std::to_string(::getpid()) + "-" +
               std::to_string(port) + ".log";
-  const std::string bin = ganache_binary();
-  const std::string port_s = std::to_string(port);
+  std::vector<std::string> args = {
+      ganache_binary(),     "--server.host",          "127.0.0.1",       "--server.port",
+      std::to_string(port), "--wallet.deterministic", "--chain.chainId", "1337",
+      "--logging.quiet"};
+  args.insert(args.end(), miner_args.begin(), miner_args.end());
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
   pid_ = ::fork();
   if (pid_ == 0) {
     std::FILE* log = std::fopen(log_path_.c_str(), "w");
@@ -71,14 +78,7 @@ ganache_chain::ganache_chain(bool strict_instamine) {
       ::dup2(fileno(log), 2);
     }
     ::setpgid(0, 0);
-    if (strict_instamine)
-      ::execl(bin.c_str(), bin.c_str(), "--server.host", "127.0.0.1", "--server.port",
-              port_s.c_str(), "--wallet.deterministic", "--chain.chainId", "1337",
-              "--miner.instamine", "strict", "--logging.quiet", nullptr);
-    else
-      ::execl(bin.c_str(), bin.c_str(), "--server.host", "127.0.0.1", "--server.port",
-              port_s.c_str(), "--wallet.deterministic", "--chain.chainId", "1337",
-              "--logging.quiet", nullptr);
+    ::execv(argv[0], argv.data());
     ::_exit(127);
   }
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);

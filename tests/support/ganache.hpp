@@ -4,6 +4,7 @@
 // fixture and killed with it; every test gets a fresh chain.
 #include <string>
 #include <sys/types.h>
+#include <vector>
 
 #include "executors/evm_rpc.hpp"
 
@@ -19,9 +20,11 @@ const ganache_account& ganache_wallet(int index);
 inline constexpr std::uint64_t ganache_chain_id = 1337;
 
 struct ganache_chain {
-  /// `strict_instamine`: receipts appear on a later poll, as on a real chain
-  /// (ganache's default returns from eth_sendRawTransaction once mined).
-  explicit ganache_chain(bool strict_instamine = false);
+  /// `miner_args`: extra ganache options. Default (eager instamine):
+  /// eth_sendRawTransaction returns once its block is mined. Real-chain-like:
+  /// {"--miner.instamine", "strict"} (receipt on a later poll) or
+  /// {"--miner.blockTime", "1"} (a block a second, so confirmations grow).
+  explicit ganache_chain(const std::vector<std::string>& miner_args = {});
   ~ganache_chain();
   ganache_chain(const ganache_chain&) = delete;
 

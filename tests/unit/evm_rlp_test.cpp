@@ -66,4 +66,36 @@ BOOST_AUTO_TEST_CASE(a_list_over_55_bytes_takes_the_long_form) {
   BOOST_TEST(hex(short_list).substr(0, 6) == "0xf7b6");
 }
 
+BOOST_AUTO_TEST_CASE(decoding_inverts_encoding) {
+  std::vector<std::string> items = {rlp::encode_uint(0), rlp::encode_uint(1024),
+                                    rlp::encode_bytes(std::string(60, 'x')), rlp::encode_list({}),
+                                    rlp::encode_bytes("\x7f")};
+  auto decoded = rlp::decode_list(rlp::encode_list(items));
+  BOOST_REQUIRE(decoded);
+  BOOST_REQUIRE(decoded->size() == 5u);
+  BOOST_TEST(*rlp::decode_uint((*decoded)[0]) == uint256(0));
+  BOOST_TEST(*rlp::decode_uint((*decoded)[1]) == uint256(1024));
+  BOOST_TEST((*decoded)[2].payload == std::string(60, 'x'));
+  BOOST_TEST((*decoded)[3].is_list);
+  BOOST_TEST((*decoded)[4].payload == "\x7f");
+}
+
+BOOST_AUTO_TEST_CASE(decoding_refuses_non_canonical_and_truncated_input) {
+  using namespace std::string_literals;
+  const std::string refused[] = {
+      ""s,
+      "\x80"s,             // a string, not a list
+      "\xc2\x81\x05"s,     // single byte < 0x80 wrapped in a prefix
+      "\xc1\x80\x00"s,     // trailing byte after the list
+      "\xc3\x82\x01"s,     // truncated item
+      "\xf8\x02\x80\x80"s, // long form for a short list
+      "\xc3\x82\x00\x01"s, // fine as bytes, but see decode_uint below
+  };
+  for (size_t i = 0; i + 1 < std::size(refused); ++i)
+    BOOST_TEST(!rlp::decode_list(refused[i]), "case " << i);
+  auto leading_zero = rlp::decode_list(refused[6]);
+  BOOST_REQUIRE(leading_zero);
+  BOOST_TEST(!rlp::decode_uint((*leading_zero)[0])); // integers have no leading zeros
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -248,4 +248,19 @@ BOOST_AUTO_TEST_CASE(registered_as_evm_local_only_when_its_key_file_is_set) {
   BOOST_CHECK_THROW(executors::configured_providers(s), std::runtime_error);
 }
 
+BOOST_AUTO_TEST_CASE(eip1559_signing_data_parses_back_to_its_transaction) {
+  auto tx = ganache_transfer();
+  tx.data = domain::erc20_transfer_calldata(tx.to, domain::uint256(7));
+  auto parsed = domain::parse_eip1559_signing_data(domain::signing_data(tx));
+  BOOST_REQUIRE(parsed);
+  BOOST_TEST(domain::signing_data(*parsed) == domain::signing_data(tx));
+  BOOST_TEST(parsed->chain_id == tx.chain_id);
+  BOOST_TEST(parsed->to == tx.to);
+  BOOST_TEST(parsed->data == tx.data);
+  // A legacy transaction's signing data, or one byte more, is not one.
+  domain::legacy_tx legacy;
+  BOOST_TEST(!domain::parse_eip1559_signing_data(domain::signing_data(legacy)));
+  BOOST_TEST(!domain::parse_eip1559_signing_data(domain::signing_data(tx) + "x"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

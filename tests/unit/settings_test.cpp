@@ -616,8 +616,6 @@ BOOST_AUTO_TEST_CASE(process_env_reads_environment) {
   BOOST_TEST(!env("MG_TEST_SETTINGS_PROBE").has_value());
 }
 
-BOOST_AUTO_TEST_SUITE_END()
-
 BOOST_AUTO_TEST_CASE(rpc_urls_map_chain_ids_to_endpoints) {
   using mg::config::parse_rpc_urls;
   auto m = parse_rpc_urls("1337=http://127.0.0.1:8545,1=https://rpc.example/v1");
@@ -635,3 +633,5 @@ BOOST_AUTO_TEST_CASE(rpc_urls_map_chain_ids_to_endpoints) {
   auto d = described(load_settings(env_of({{"MG_NOTIFY_SECRET", "hunter2"}})));
   BOOST_TEST(d["MG_NOTIFY_SECRET"] == "<set>");
 }
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,33 @@
+#pragma once
+// GET /v3/balances[?fresh=true] (SPEC §5, scope read): the latest snapshot
+// per venue and asset with a `stale` flag computed at read time
+// (MG_BALANCE_STALE_THRESHOLD_SECONDS). fresh=true first fetches through
+// the same balance fetcher registry as the balance_snapshot worker and
+// appends to the same balance_snapshots table, then answers; a venue whose
+// fetch failed is listed in `errors` next to the stored data, and only when
+// there is nothing at all to answer is it 503. Never a 500 for a peer's
+// failure.
+#include <map>
+#include <string>
+
+#include "actors/api/service_context.hpp"
+#include "executors/balance_fetchers.hpp"
+
+namespace mg::api {
+
+class balance_service {
+public:
+  /// Fetchers from ctx.settings (MG_GATEWAY_API_URL).
+  explicit balance_service(service_context& ctx);
+  balance_service(service_context& ctx, executors::balance_fetcher_registry fetchers);
+
+  /// `query`: only `fresh` (true|false, at most once); anything else → 400.
+  reply get(const caller& who, const std::multimap<std::string, std::string>& query);
+
+private:
+  service_context& ctx_;
+  executors::balance_fetcher_registry fetchers_;
+  std::string config_problem_; // why there are no fetchers when one was configured
+};
+
+} // namespace mg::api

@@ -1,0 +1,140 @@
+#include "actors/workers/balance_snapshot.hpp"
+
+#include <stdexcept>
+
+#include "actors/metrics.hpp"
+#include "actors/workers/conditional_workers.hpp"
+#include "config/log.hpp"
+#include "domain/json.hpp"
+#include "persistence/db.hpp"
+#include "persistence/notification_store.hpp"
+
+namespace mg::workers {
+
+namespace {
+
+void count_failure(const std::string& venue_key, const std::string& error) {
+  metrics::registry::global()
+      .get_counter("movegate_balance_fetch_failures_total",
+                   "Balance fetches that failed or could not be stored, per venue.",
+                   {{"venue", venue_key}})
+      .inc();
+  log::warn("balance fetch failed", {{"venue", venue_key}, {"error", error}});
+}
+
+/// A venue that failed and has no fresh snapshot left needs an operator:
+/// one notification per stale episode (keyed by its last stored snapshot),
+/// not one per pass.
+void notify_stale_venues(pqxx::transaction_base& tx, const std::vector<venue_fetch>& fetches,
+                         double stale_threshold_seconds) {
+  for (auto& v : fetches) {
+    if (v.error.empty())
+      continue;
+    auto f = db::venue_freshness_of(tx, v.venue_key, stale_threshold_seconds);
+    if (!f.stale)
+      continue;
+    auto last = f.last_fetched_at.empty() ? std::string("null") : json::quote(f.last_fetched_at);
+    db::enqueue_notification(tx, {"balance_stale", "venue:" + v.venue_key,
+                                  "balance_stale:" + v.venue_key + ":" +
+                                      (f.last_fetched_at.empty() ? "never" : f.last_fetched_at),
+                                  "{\"venue_key\":" + json::quote(v.venue_key) +
+                                      ",\"last_fetched_at\":" + last +
+                                      ",\"error\":" + json::quote(v.error) + "}"});
+  }
+}
+
+} // namespace
+
+std::vector<venue_fetch> fetch_all_balances(const executors::balance_fetcher_registry& fetchers) {
+  std::vector<venue_fetch> out;
+  for (auto& f : fetchers) {
+    venue_fetch v{f->venue_key(), {}, {}};
+    try {
+      v.balances = f->fetch();
+      if (v.balances.empty())
+        v.error = "the venue reported no balances";
+    } catch (const std::exception& e) {
+      v.balances.clear();
+      v.error = e.what();
+    }
+    if (!v.error.empty())
+      count_failure(v.venue_key, v.error);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+int store_balance_fetches(pqxx::transaction_base& tx, std::vector<venue_fetch>& fetches) {
+  int stored = 0;
+  for (auto& v : fetches) {
+    if (!v.error.empty())
+      continue;
+    try {
+      db::append_venue_snapshots(tx, v.venue_key, v.balances);
+      stored += static_cast<int>(v.balances.size());
+    } catch (const std::exception& e) {
+      if (db::is_connection_error(e))
+        throw; // nothing can be stored: the pass fails as a whole
+      // e.g. an amount beyond numeric's range: only this venue is lost.
+      v.error = std::string("not stored: ") + e.what();
+      count_failure(v.venue_key, v.error);
+    }
+  }
+  return stored;
+}
+
+pass_result balance_snapshot_pass(db::connection_slot& conn,
+                                  const executors::balance_fetcher_registry& fetchers,
+                                  int retention_days, double stale_threshold_seconds) {
+  auto fetches = fetch_all_balances(fetchers);
+  pqxx::work tx(conn.get());
+  int stored = store_balance_fetches(tx, fetches);
+  notify_stale_venues(tx, fetches, stale_threshold_seconds);
+  long deleted = db::delete_expired_snapshots(tx, retention_days);
+  tx.commit();
+  pass_result out;
+  out.processed = stored + static_cast<int>(deleted);
+  std::string errors;
+  int failed = 0;
+  for (auto& v : fetches)
+    if (!v.error.empty()) {
+      ++failed;
+      errors += (errors.empty() ? "" : "; ") + v.venue_key + ": " + v.error;
+    }
+  if (failed > 0 && failed == static_cast<int>(fetches.size()))
+    throw std::runtime_error("no balance could be stored: " + errors);
+  return out;
+}
+
+} // namespace mg::workers
+
+namespace mg::actors {
+
+worker_spec balance_snapshot_spec(const std::shared_ptr<workers::engine_context>& ctx,
+                                  executors::balance_fetcher_registry fetchers) {
+  auto& s = ctx->settings;
+  int retention_days = s.balance_retention_days;
+  double stale = s.balance_stale_threshold_seconds;
+  // Every pass appends rows, so draining would spin: no drain.
+  return {"balance_snapshot", worker_group::sidecar,
+          every(s, s.balance_snapshot_interval_seconds, false),
+          [fetchers = std::move(fetchers), retention_days, stale](db::connection_slot& c) {
+            return workers::balance_snapshot_pass(c, fetchers, retention_days, stale);
+          }};
+}
+
+std::optional<worker_spec>
+balance_snapshot_worker(const std::shared_ptr<workers::engine_context>& ctx) {
+  auto& s = ctx->settings;
+  if (!s.balance_snapshot_enabled)
+    return std::nullopt;
+  if (s.gateway_api_url.empty())
+    return skipped("balance_snapshot", "a gateway API (MG_GATEWAY_API_URL)");
+  try {
+    return balance_snapshot_spec(ctx, executors::make_balance_fetchers(s));
+  } catch (const std::invalid_argument&) {
+    return skipped("balance_snapshot", "an http(s) MG_GATEWAY_API_URL");
+  }
+}
+
+} // namespace mg::actors

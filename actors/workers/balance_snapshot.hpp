@@ -1,0 +1,58 @@
+#pragma once
+// balance_snapshot (reference §7; sidecar, MG_BALANCE_SNAPSHOT_ENABLED,
+// every MG_BALANCE_SNAPSHOT_INTERVAL_SECONDS, skipped with a warning while
+// MG_GATEWAY_API_URL is empty): every pass asks each balance fetcher of the
+// registry, appends what it read to balance_snapshots (one savepoint per
+// venue, so a venue that fails loses only its own rows), deletes snapshots
+// past MG_BALANCE_RETENTION_DAYS and commits. A venue that keeps failing
+// until its balance is stale (MG_BALANCE_STALE_THRESHOLD_SECONDS) is
+// reported to operators once through notification_outbox. GET /v3/balances?fresh=true
+// uses the same fetch and append.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/loop_runner.hpp"
+#include "actors/workers/engine.hpp"
+#include "executors/balance_fetchers.hpp"
+#include "persistence/connection_slot.hpp"
+
+namespace mg::workers {
+
+/// One venue's outcome: its balances, or why there are none.
+struct venue_fetch {
+  std::string venue_key;
+  std::vector<db::balance_amount> balances;
+  std::string error; // "" when fetched (and, after store_balance_fetches, stored)
+};
+
+/// Asks every fetcher in turn, holding no database connection. A fetcher
+/// that throws a std::exception is logged, counted
+/// (movegate_balance_fetch_failures_total{venue}) and reported in its entry;
+/// anything else escapes (the sidecar supervisor restarts the worker).
+std::vector<venue_fetch> fetch_all_balances(const executors::balance_fetcher_registry& fetchers);
+
+/// Appends every fetched venue under its own savepoint; a venue whose rows
+/// cannot be written gets `error` set and leaves nothing behind, the others
+/// are kept. Returns the rows appended.
+int store_balance_fetches(pqxx::transaction_base& tx, std::vector<venue_fetch>& fetches);
+
+/// One pass: fetch, append, retention, commit. processed = rows appended +
+/// rows deleted. A failed venue whose newest snapshot is older than
+/// `stale_threshold_seconds` (or that has none) gets one `balance_stale`
+/// notification per stale episode. Throws after committing when no venue
+/// could be stored, so the loop counts the error and the heartbeat shows it.
+pass_result balance_snapshot_pass(db::connection_slot& conn,
+                                  const executors::balance_fetcher_registry& fetchers,
+                                  int retention_days, double stale_threshold_seconds);
+
+} // namespace mg::workers
+
+namespace mg::actors {
+
+/// The balance_snapshot worker over `fetchers` (the maker passes the
+/// registry built from settings; tests pass their own).
+worker_spec balance_snapshot_spec(const std::shared_ptr<workers::engine_context>& ctx,
+                                  executors::balance_fetcher_registry fetchers);
+
+} // namespace mg::actors

@@ -1,0 +1,80 @@
+#include "actors/workers/evm_nonce_reaper.hpp"
+
+#include "actors/workers/conditional_workers.hpp"
+#include "config/log.hpp"
+#include "domain/evm_tx.hpp"
+#include "persistence/evm_nonce_store.hpp"
+
+namespace mg::workers {
+
+namespace {
+
+constexpr int batch = 100;
+
+std::uint64_t as_u64(const domain::uint256& v) {
+  std::uint64_t out = 0;
+  for (unsigned char c : v.to_big_endian())
+    out = out << 8 | c;
+  return out;
+}
+
+} // namespace
+
+pass_result evm_nonce_reaper_pass(db::connection_slot& conn,
+                                  const std::map<std::uint64_t, executors::evm_rpc>& chains,
+                                  double stale_seconds, nonce_reaper_counts* counts) {
+  pass_result out;
+  nonce_reaper_counts local;
+  auto& n = counts ? *counts : local;
+  n.reclaimed = db::reclaim_stale_reservations(conn.get(), stale_seconds, batch);
+  if (n.reclaimed > 0)
+    log::warn("stale evm nonce reservations reclaimed", {{"count", n.reclaimed}});
+  // One chain call per sender: its mined count releases every nonce below.
+  std::map<std::pair<std::uint64_t, std::string>, std::uint64_t> mined;
+  for (const auto& r : db::open_broadcasts(conn.get(), batch)) {
+    auto chain = chains.find(r.sender.chain_id);
+    if (chain == chains.end())
+      continue;
+    auto key = std::make_pair(r.sender.chain_id, r.sender.address);
+    if (!mined.count(key)) {
+      try {
+        auto address = domain::parse_0x_hex(r.sender.address).value_or("");
+        mined[key] = as_u64(chain->second.transaction_count(address, "latest"));
+      } catch (const std::exception& ex) {
+        log::warn("evm_nonce_reaper: chain did not answer",
+                  {{"chain_id", std::to_string(r.sender.chain_id)}, {"error", ex.what()}});
+        mined[key] = 0;
+      }
+    }
+    if (r.nonce < mined[key]) {
+      db::mark_consumed(conn.get(), r.sender, r.nonce);
+      ++n.consumed;
+    }
+  }
+  out.processed = n.reclaimed + n.consumed;
+  return out;
+}
+
+} // namespace mg::workers
+
+namespace mg::actors {
+
+std::optional<worker_spec>
+evm_nonce_reaper_worker(const std::shared_ptr<workers::engine_context>& ctx) {
+  const auto& s = ctx->settings;
+  if (!s.evm_nonce_reaper_enabled)
+    return std::nullopt;
+  if (s.evm_rpc_urls.empty())
+    return skipped("evm_nonce_reaper", "an EVM RPC client and endpoints (MG_EVM_RPC_URLS)");
+  auto chains = std::make_shared<std::map<std::uint64_t, executors::evm_rpc>>();
+  for (const auto& [chain, url] : config::parse_rpc_urls(s.evm_rpc_urls))
+    chains->emplace(chain, executors::evm_rpc(url, s.evm_rpc_timeout_seconds));
+  const double stale = s.evm_nonce_reservation_stale_seconds;
+  return worker_spec{"evm_nonce_reaper", worker_group::core,
+                     every(s, s.evm_nonce_reaper_interval_seconds),
+                     [chains, stale](db::connection_slot& c) {
+                       return workers::evm_nonce_reaper_pass(c, *chains, stale);
+                     }};
+}
+
+} // namespace mg::actors
