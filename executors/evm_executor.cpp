@@ -6,6 +6,7 @@
 
 #include "config/log.hpp"
 #include "domain/evm_amount.hpp"
+#include "domain/evm_transfer_plan.hpp"
 #include "domain/evm_tx.hpp"
 #include "domain/hash.hpp"
 #include "domain/json.hpp"
@@ -20,125 +21,8 @@ using domain::uint256;
 
 namespace {
 
-constexpr const char* native_transfer = "evm_transfer";
-constexpr const char* token_transfer = "erc20_transfer";
-constexpr const char* finality_observe = "destination_chain_finality_observe";
 constexpr std::uint64_t native_transfer_gas = 21000;
 constexpr std::uint64_t token_transfer_gas_bound = 100000;
-
-/// A node whose config or intent cannot be executed: FAILED with `code`
-/// where the step can say so, an executor_error elsewhere.
-struct refused_config : domain::executor_error {
-  refused_config(std::string c, std::string d)
-      : domain::executor_error(c + ": " + d), code(std::move(c)), detail(std::move(d)) {}
-  std::string code;
-  std::string detail;
-};
-
-struct evm_config {
-  std::uint64_t chain_id = 0;
-  int confirmations = 1;
-  int decimals = 18;
-  std::string token; // 20 bytes (ERC-20 only)
-  std::optional<uint256> gas_limit;
-  double poll_seconds = 2;
-  int submit_hold_ms = 0; // crash tests: hold after the broadcast
-  std::string tx_hash;    // 32 bytes (finality observation only)
-};
-
-/// What a transfer sends, from the intent and the config.
-struct transfer_plan {
-  std::string to; // the transaction's `to`: recipient, or the token contract
-  uint256 value;
-  std::string data;
-};
-
-std::optional<std::uint64_t> unsigned_member(const json::value& o, const char* key) {
-  if (!o.HasMember(key))
-    return std::nullopt;
-  const auto& v = o[key];
-  if (v.IsUint64())
-    return v.GetUint64();
-  if (v.IsString()) {
-    auto parsed = uint256::from_decimal(v.GetString());
-    if (parsed && parsed->to_big_endian().size() <= 8) {
-      std::uint64_t out = 0;
-      for (unsigned char c : parsed->to_big_endian())
-        out = out << 8 | c;
-      return out;
-    }
-  }
-  throw refused_config{"CONFIG_INVALID", std::string("config.") + key + " must be an integer"};
-}
-
-evm_config read_config(const domain::execution_context& ctx) {
-  auto doc = json::parse(ctx.node_config);
-  if (!doc || !doc->IsObject())
-    throw refused_config{"CONFIG_INVALID", "config must be an object"};
-  evm_config c;
-  auto chain = unsigned_member(*doc, "chain_id");
-  if (!chain || *chain == 0)
-    throw refused_config{"CONFIG_INVALID", "config.chain_id is required"};
-  c.chain_id = *chain;
-  if (auto n = unsigned_member(*doc, "confirmations")) {
-    if (*n > 1000)
-      throw refused_config{"CONFIG_INVALID", "config.confirmations must be at most 1000"};
-    c.confirmations = static_cast<int>(*n);
-  }
-  if (auto d = unsigned_member(*doc, "decimals")) {
-    if (*d > static_cast<std::uint64_t>(domain::max_token_decimals))
-      throw refused_config{"CONFIG_INVALID", "config.decimals is out of range"};
-    c.decimals = static_cast<int>(*d);
-  } else if (ctx.action_type == token_transfer) {
-    throw refused_config{"CONFIG_INVALID", "config.decimals is required for ERC-20"};
-  }
-  if (auto g = unsigned_member(*doc, "gas_limit"))
-    c.gas_limit = uint256(*g);
-  if (doc->HasMember("poll_seconds")) {
-    const auto& p = (*doc)["poll_seconds"];
-    if (!p.IsNumber() || !(p.GetDouble() > 0) || p.GetDouble() > 600)
-      throw refused_config{"CONFIG_INVALID", "config.poll_seconds must be in (0, 600]"};
-    c.poll_seconds = p.GetDouble();
-  }
-  if (auto h = unsigned_member(*doc, "submit_hold_ms"))
-    c.submit_hold_ms = static_cast<int>(std::min<std::uint64_t>(*h, 600000));
-  if (ctx.action_type == token_transfer) {
-    auto token = domain::parse_evm_address(json::get_string(*doc, "token"));
-    if (!token)
-      throw refused_config{"CONFIG_INVALID", "config.token must be the ERC-20 contract address"};
-    c.token = *token;
-  }
-  if (ctx.action_type == finality_observe) {
-    auto hash = domain::parse_0x_hex(json::get_string(*doc, "tx_hash"));
-    if (!hash || hash->size() != 32)
-      throw refused_config{"CONFIG_INVALID", "config.tx_hash must be a 32-byte hash"};
-    c.tx_hash = *hash;
-  }
-  return c;
-}
-
-transfer_plan plan_transfer(const domain::execution_context& ctx, const evm_config& c) {
-  auto intent = json::parse(ctx.intent);
-  if (!intent || !intent->IsObject())
-    throw refused_config{"INTENT_INVALID", "intent must be an object"};
-  const std::string destination = json::get_string(*intent, "destination");
-  if (domain::classify_evm_address(destination) != domain::address_case::checksummed)
-    throw refused_config{"INVALID_DESTINATION",
-                         "intent.destination must be an EIP-55 checksummed address"};
-  auto units = domain::to_base_units(json::get_string(*intent, "amount"), c.decimals);
-  if (!units.value)
-    throw refused_config{"INVALID_AMOUNT", "intent.amount: " + units.error};
-  if (units.value->is_zero())
-    throw refused_config{"INVALID_AMOUNT", "intent.amount must be greater than 0"};
-  auto recipient = *domain::parse_evm_address(destination);
-  if (ctx.action_type == native_transfer)
-    return {recipient, *units.value, {}};
-  return {c.token, uint256(0), domain::erc20_transfer_calldata(recipient, *units.value)};
-}
-
-bool is_transfer(const std::string& action_type) {
-  return action_type == native_transfer || action_type == token_transfer;
-}
 
 step_result failed(const std::string& code, const std::string& detail) {
   step_result r;
@@ -189,14 +73,14 @@ fees current_fees(const evm_rpc& rpc) {
 uint256 product(const uint256& a, const uint256& b) {
   auto p = domain::checked_mul(a, b);
   if (!p)
-    throw refused_config{"INSUFFICIENT_BALANCE", "amount and fees overflow 2^256"};
+    throw domain::evm_refusal{"INSUFFICIENT_BALANCE", "amount and fees overflow 2^256"};
   return *p;
 }
 
 uint256 sum(const uint256& a, const uint256& b) {
   auto s = domain::checked_add(a, b);
   if (!s)
-    throw refused_config{"INSUFFICIENT_BALANCE", "amount and fees overflow 2^256"};
+    throw domain::evm_refusal{"INSUFFICIENT_BALANCE", "amount and fees overflow 2^256"};
   return *s;
 }
 
@@ -258,71 +142,67 @@ db::nonce_owner owner_of(const domain::execution_context& ctx) {
 evm_executor::evm_executor(const std::map<std::uint64_t, std::string>& rpc_urls,
                            double rpc_timeout_seconds, std::shared_ptr<db::connection_pool> pool,
                            std::shared_ptr<evm_local_signer> signer)
-    : pool_(std::move(pool)), signer_(std::move(signer)) {
-  for (const auto& [chain, url] : rpc_urls)
-    rpcs_.emplace(chain, evm_rpc(url, rpc_timeout_seconds));
-}
+    : rpcs_(evm_rpc_clients(rpc_urls, rpc_timeout_seconds)), pool_(std::move(pool)),
+      signer_(std::move(signer)) {}
 
 const evm_rpc& evm_executor::rpc_for(std::uint64_t chain_id) const {
   auto it = rpcs_.find(chain_id);
   if (it == rpcs_.end())
-    throw refused_config{"CHAIN_NOT_CONFIGURED",
-                         "no MG_EVM_RPC_URLS endpoint for chain " + std::to_string(chain_id)};
+    throw domain::evm_refusal{"CHAIN_NOT_CONFIGURED",
+                              "no MG_EVM_RPC_URLS endpoint for chain " + std::to_string(chain_id)};
   return it->second;
 }
 
 std::optional<step_result> evm_executor::preflight(const domain::execution_context& ctx) {
   try {
-    if (!is_transfer(ctx.action_type) && ctx.action_type != finality_observe)
-      return failed("UNSUPPORTED_ACTION", "evm executes " + std::string(native_transfer) + ", " +
-                                              token_transfer + " and " + finality_observe);
-    auto c = read_config(ctx);
+    if (!domain::is_evm_transfer(ctx.action_type) &&
+        ctx.action_type != domain::evm_finality_observe)
+      return failed("UNSUPPORTED_ACTION",
+                    "evm executes " + std::string(domain::evm_native_transfer) + ", " +
+                        domain::evm_token_transfer + " and " + domain::evm_finality_observe);
+    auto c = domain::read_evm_config(ctx);
     const auto& rpc = rpc_for(c.chain_id);
     if (auto answered = rpc.chain_id(); answered != c.chain_id)
       return failed("CHAIN_ID_MISMATCH", "config.chain_id " + std::to_string(c.chain_id) +
                                              " but the endpoint is chain " +
                                              std::to_string(answered));
-    if (!is_transfer(ctx.action_type))
+    if (!domain::is_evm_transfer(ctx.action_type))
       return std::nullopt;
-    auto plan = plan_transfer(ctx, c);
+    auto plan = domain::plan_evm_transfer(ctx, c);
     const std::string from = *domain::parse_evm_address(sender());
     auto f = current_fees(rpc);
-    const bool native = ctx.action_type == native_transfer;
+    const bool native = ctx.action_type == domain::evm_native_transfer;
     uint256 gas_bound =
         c.gas_limit.value_or(native ? native_transfer_gas : token_transfer_gas_bound);
     uint256 needed = sum(plan.value, product(gas_bound, f.max_fee));
     if (rpc.balance(from) < needed)
       return failed("INSUFFICIENT_BALANCE",
                     "balance does not cover amount + max fee (" + needed.to_decimal() + " wei)");
-    if (!native) {
-      auto units = domain::to_base_units(
-          json::get_string(json::parse_trusted(ctx.intent, "intent"), "amount"), c.decimals);
-      if (token_balance(rpc, c.token, from) < *units.value)
-        return failed("INSUFFICIENT_TOKEN_BALANCE", "token balance does not cover the amount");
-    }
+    if (!native && token_balance(rpc, c.token, from) < plan.amount)
+      return failed("INSUFFICIENT_TOKEN_BALANCE", "token balance does not cover the amount");
     return std::nullopt;
-  } catch (const refused_config& r) {
+  } catch (const domain::evm_refusal& r) {
     return failed(r.code, r.detail);
   }
 }
 
 std::optional<domain::prepared_action> evm_executor::prepare(const domain::execution_context& ctx) {
-  const auto c = read_config(ctx);
+  const auto c = domain::read_evm_config(ctx);
   domain::prepared_action a;
   a.action_type = ctx.action_type;
-  if (!is_transfer(ctx.action_type)) {
+  if (!domain::is_evm_transfer(ctx.action_type)) {
     a.payload = "{\"tx_hash\":" + json::quote(domain::to_0x_hex(c.tx_hash)) + "}";
     a.payload_hash = "0x" + domain::sha256_hex(a.payload);
     return a;
   }
   const auto& rpc = rpc_for(c.chain_id);
-  const auto plan = plan_transfer(ctx, c);
+  const auto plan = domain::plan_evm_transfer(ctx, c);
   const std::string from = *domain::parse_evm_address(sender());
   auto f = current_fees(rpc);
   uint256 gas = c.gas_limit
                     ? *c.gas_limit
                     : rpc.estimate_gas({from, plan.to, plan.value, plan.data, std::nullopt});
-  if (!c.gas_limit && ctx.action_type == token_transfer) {
+  if (!c.gas_limit && ctx.action_type == domain::evm_token_transfer) {
     // Token state can change between estimate and inclusion: 25 % headroom.
     uint256 quarter = gas;
     quarter.divide_small(4);
@@ -361,18 +241,18 @@ std::optional<domain::prepared_action> evm_executor::prepare(const domain::execu
 step_result evm_executor::submit(const domain::execution_context& ctx,
                                  const domain::prepared_action& action,
                                  const domain::sign_result* signature) {
-  evm_config c;
-  transfer_plan plan;
+  domain::evm_node_config c;
+  domain::evm_transfer_plan plan;
   try {
-    c = read_config(ctx);
-    if (!is_transfer(ctx.action_type)) {
+    c = domain::read_evm_config(ctx);
+    if (!domain::is_evm_transfer(ctx.action_type)) {
       auto r = in_state(node_state::submitted, c.poll_seconds);
       r.provider_refs = "{\"tx_hash\":" + json::quote(domain::to_0x_hex(c.tx_hash)) + "}";
       r.provider_ref_id = domain::to_0x_hex(c.tx_hash);
       return r;
     }
-    plan = plan_transfer(ctx, c);
-  } catch (const refused_config& r) {
+    plan = domain::plan_evm_transfer(ctx, c);
+  } catch (const domain::evm_refusal& r) {
     return failed(r.code, r.detail);
   }
   if (!signature)
@@ -413,6 +293,10 @@ step_result evm_executor::submit(const domain::execution_context& ctx,
       auto conn = pool_->acquire();
       if (!fence.empty())
         db::mark_fencing(*conn, s, nonce, domain::to_0x_hex(fence));
+      else if (rpc.receipt(hash)) // the refused bytes were mined after all
+        result = in_state(node_state::submitted, c.poll_seconds);
+      if (result.next_state == node_state::submitted)
+        result.provider_refs = submit_refs(hash, nonce, sender(), c.chain_id);
     } catch (const std::exception& ex) {
       log::warn("evm fence failed: recovery decides",
                 {{"node_id", ctx.request_node_id}, {"error", ex.what()}});
@@ -481,19 +365,20 @@ std::string evm_executor::fence_nonce(const evm_rpc& rpc, std::uint64_t chain_id
 }
 
 step_result evm_executor::observe(const domain::execution_context& ctx) {
-  evm_config c;
+  domain::evm_node_config c;
   try {
-    c = read_config(ctx);
-  } catch (const refused_config& r) {
+    c = domain::read_evm_config(ctx);
+  } catch (const domain::evm_refusal& r) {
     return failed(r.code, r.detail);
   }
   const auto& rpc = rpc_for(c.chain_id);
-  const auto hash = is_transfer(ctx.action_type) ? refs_tx_hash(ctx.provider_refs) : c.tx_hash;
+  const auto hash =
+      domain::is_evm_transfer(ctx.action_type) ? refs_tx_hash(ctx.provider_refs) : c.tx_hash;
   if (hash.empty())
     return failed("NO_TX_HASH", "provider_refs.tx_hash is missing");
   auto receipt = rpc.receipt(hash);
   if (!receipt) {
-    if (!rpc.transaction_known(hash) && is_transfer(ctx.action_type)) {
+    if (!rpc.transaction_known(hash) && domain::is_evm_transfer(ctx.action_type)) {
       // Dropped from the pool: put the same bytes back.
       auto conn = pool_->acquire();
       if (auto attempt = db::find_attempt(*conn, ctx.idempotency_key);
@@ -502,7 +387,7 @@ step_result evm_executor::observe(const domain::execution_context& ctx) {
     }
     return in_state(node_state::observing, c.poll_seconds);
   }
-  if (is_transfer(ctx.action_type)) {
+  if (domain::is_evm_transfer(ctx.action_type)) {
     auto conn = pool_->acquire();
     if (auto attempt = db::find_attempt(*conn, ctx.idempotency_key);
         attempt && attempt->status == "signed")
@@ -524,16 +409,16 @@ step_result evm_executor::observe(const domain::execution_context& ctx) {
 
 domain::recover_result evm_executor::recover(const domain::execution_context& ctx) {
   domain::recover_result out;
-  evm_config c;
+  domain::evm_node_config c;
   try {
-    c = read_config(ctx);
-  } catch (const refused_config& r) {
+    c = domain::read_evm_config(ctx);
+  } catch (const domain::evm_refusal& r) {
     out.outcome = domain::recover_outcome::found;
     out.result = failed(r.code, r.detail);
     return out;
   }
   const auto& rpc = rpc_for(c.chain_id);
-  if (!is_transfer(ctx.action_type)) {
+  if (!domain::is_evm_transfer(ctx.action_type)) {
     // Read-only: nothing was sent, observation simply goes on.
     out.outcome = domain::recover_outcome::found;
     out.result = in_state(node_state::submitted, c.poll_seconds);

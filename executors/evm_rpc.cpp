@@ -67,6 +67,14 @@ std::string hex_param(const std::string& bytes) {
 
 evm_rpc::evm_rpc(const std::string& url, double timeout_seconds) : http_(url, timeout_seconds) {}
 
+std::map<std::uint64_t, evm_rpc> evm_rpc_clients(const std::map<std::uint64_t, std::string>& urls,
+                                                 double timeout_seconds) {
+  std::map<std::uint64_t, evm_rpc> out;
+  for (const auto& [chain, url] : urls)
+    out.emplace(chain, evm_rpc(url, timeout_seconds));
+  return out;
+}
+
 std::string evm_rpc::call(const std::string& method, const std::string& params_json) const {
   const auto id = next_id.fetch_add(1);
   const std::string body = "{\"jsonrpc\":\"2.0\",\"id\":" + std::to_string(id) +

@@ -3,6 +3,7 @@
 // evm_nonce_reaper and verify_drift make. Quantities come back as uint256,
 // never double; byte strings as raw bytes.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -69,5 +70,9 @@ public:
 private:
   json_http_client http_;
 };
+
+/// One client per chain id of a parsed MG_EVM_RPC_URLS.
+std::map<std::uint64_t, evm_rpc> evm_rpc_clients(const std::map<std::uint64_t, std::string>& urls,
+                                                 double timeout_seconds);
 
 } // namespace mg::executors

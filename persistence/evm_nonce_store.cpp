@@ -174,7 +174,7 @@ void mark_fencing(pqxx::connection& c, const evm_sender& s, std::uint64_t nonce,
       "evm_mark_fencing",
       "UPDATE evm_nonce_reservation SET state = 'fencing', tx_hash = $4,"
       " updated_at = clock_timestamp() WHERE chain_id = $1 AND address = $2 AND nonce = $3"
-      " AND state IN ('reserved', 'fencing')"};
+      " AND state IN ('reserved', 'broadcast', 'fencing')"};
   pqxx::work tx(c);
   exec(tx, q, as_bigint(s.chain_id), s.address, as_bigint(nonce), fence_hash);
   tx.commit();

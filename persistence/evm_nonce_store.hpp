@@ -72,7 +72,8 @@ std::optional<evm_reservation> find_reservation(pqxx::connection& c,
 std::optional<evm_reservation> fence_attempt(pqxx::connection& c, const nonce_owner& owner,
                                              bool& had_bytes);
 
-/// A 0-value self-send was broadcast at the nonce: state fencing, its hash.
+/// A 0-value self-send was broadcast at the nonce (no stored bytes, or bytes
+/// the node refused): state fencing, its hash.
 void mark_fencing(pqxx::connection& c, const evm_sender& s, std::uint64_t nonce,
                   const std::string& fence_hash);
 /// The chain shows the nonce used: state consumed.

@@ -1,11 +1,8 @@
 #include "actors/workers/callback_dispatcher.hpp"
 
-#include <httplib.h>
-
 #include <ctime>
-#include <future>
-#include <thread>
 
+#include "actors/workers/webhook_post.hpp"
 #include "config/log.hpp"
 #include "domain/url.hpp"
 #include "persistence/db.hpp"
@@ -13,77 +10,27 @@
 namespace mg::workers {
 
 using domain::split_url;
-using domain::url_parts;
 
 namespace {
 
-/// How long one wake-up wait blocks the worker (shutdown is seen between waits).
+/// How long one wake-up wait blocks the worker (shutdown is seen between
+/// waits).
 constexpr int listen_wait_ms = 500;
 
-httplib::Headers signed_headers(const db::callback_claim& row, const callback_delivery_options& o) {
-  domain::header_list h;
+constexpr const char* bad_url = "callback_url is not an http(s) URL";
+
+domain::header_list signed_headers(const db::callback_claim& row,
+                                   const callback_delivery_options& o) {
   if (o.scheme == domain::callback_scheme::v3)
     // Fixed at enqueue: every retry is byte-for-byte the same delivery.
-    h = domain::v3_headers(o.secret, row.callback_timestamp, row.callback_nonce, row.body);
-  else
-    // Standard Webhooks verifiers refuse old timestamps: sign afresh.
-    h = domain::standard_webhooks_headers(o.secret, row.event_id,
-                                          static_cast<int64_t>(std::time(nullptr)), row.body);
-  httplib::Headers out;
-  for (auto& [k, v] : h)
-    out.emplace(k, v);
-  return out;
+    return domain::v3_headers(o.secret, row.callback_timestamp, row.callback_nonce, row.body);
+  // Standard Webhooks verifiers refuse old timestamps: sign afresh.
+  return domain::standard_webhooks_headers(o.secret, row.event_id,
+                                           static_cast<int64_t>(std::time(nullptr)), row.body);
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-std::string format_seconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", s);
-  return buf;
-}
-
-/// One attempt on its own client. `client` is shared with the caller, which
-/// stops it when the hard deadline passes.
-db::callback_outcome post_once(const db::callback_claim& row, const callback_delivery_options& o,
-                               const url_parts& url, std::shared_ptr<httplib::Client> client) {
-  db::callback_outcome out{row.id, row.lease, false, {}};
-  auto started = std::chrono::steady_clock::now();
-  auto res = client->Post(url.target.c_str(), signed_headers(row, o), row.body, "application/json");
-  if (res) {
-    out.delivered = res->status >= 200 && res->status < 300;
-    if (!out.delivered)
-      out.error = "HTTP " + std::to_string(res->status);
-    return out;
-  }
-  auto err = res.error();
-  // A timeout surfaces as a read/write/connect error: name it for operators.
-  bool timed_out = err == httplib::Error::ConnectionTimeout || err == httplib::Error::Canceled ||
-                   seconds_since(started) >= o.timeout_seconds * 0.9;
-  out.error = (timed_out ? "timeout after " + format_seconds(o.timeout_seconds) + " s: "
-                         : std::string("request failed: ")) +
-              httplib::to_string(err);
-  return out;
-}
-
-std::shared_ptr<httplib::Client> make_client(const url_parts& url,
-                                             const callback_delivery_options& o) {
-  auto c = std::make_shared<httplib::Client>(url.origin);
-  auto sec = static_cast<time_t>(o.timeout_seconds);
-  auto usec = static_cast<time_t>((o.timeout_seconds - static_cast<double>(sec)) * 1e6);
-  c->set_connection_timeout(sec, usec);
-  c->set_read_timeout(sec, usec);
-  c->set_write_timeout(sec, usec);
-  c->set_keep_alive(false);
-  c->set_follow_location(false);
-  return c;
-}
-
-/// Hard bound on one attempt: connect, then the request and the response.
-std::chrono::milliseconds attempt_deadline(double timeout_seconds) {
-  return std::chrono::milliseconds(static_cast<long>(2 * timeout_seconds * 1000) + 500);
+db::callback_outcome outcome_of(const db::callback_claim& row, const webhook_result& r) {
+  return {row.id, row.lease, r.delivered, r.error};
 }
 
 } // namespace
@@ -105,8 +52,9 @@ db::callback_outcome deliver_callback(const db::callback_claim& row,
                                       const callback_delivery_options& options) {
   auto url = split_url(row.callback_url);
   if (!url)
-    return {row.id, row.lease, false, "callback_url is not an http(s) URL"};
-  return post_once(row, options, *url, make_client(*url, options));
+    return {row.id, row.lease, false, bad_url};
+  return outcome_of(
+      row, send_webhook({*url, signed_headers(row, options), row.body}, options.timeout_seconds));
 }
 
 pass_result callback_dispatch_pass(db::connection_slot& conn, const config::settings& s) {
@@ -116,31 +64,22 @@ pass_result callback_dispatch_pass(db::connection_slot& conn, const config::sett
                                       callback_lease_seconds(options.timeout_seconds));
   if (rows.empty())
     return out;
-  // The batch goes out concurrently (reference: asyncio.gather), each attempt
-  // on its own client; a receiver that trickles bytes past the deadline is
-  // cut off by stopping its client.
-  struct in_flight {
-    std::shared_ptr<httplib::Client> client;
-    std::future<db::callback_outcome> result;
-  };
+  // The batch goes out concurrently (reference: asyncio.gather).
   std::vector<db::callback_outcome> outcomes;
-  std::vector<in_flight> sends;
+  std::vector<const db::callback_claim*> sent;
+  std::vector<webhook_post> posts;
   for (const auto& row : rows) {
     auto url = split_url(row.callback_url);
     if (!url) {
-      outcomes.push_back({row.id, row.lease, false, "callback_url is not an http(s) URL"});
+      outcomes.push_back({row.id, row.lease, false, bad_url});
       continue;
     }
-    auto client = make_client(*url, options);
-    sends.push_back(
-        {client, std::async(std::launch::async, post_once, row, options, *url, client)});
+    sent.push_back(&row);
+    posts.push_back({*url, signed_headers(row, options), row.body});
   }
-  auto deadline = std::chrono::steady_clock::now() + attempt_deadline(options.timeout_seconds);
-  for (auto& f : sends) {
-    if (f.result.wait_until(deadline) != std::future_status::ready)
-      f.client->stop();
-    outcomes.push_back(f.result.get());
-  }
+  auto results = send_webhooks(posts, options.timeout_seconds);
+  for (size_t i = 0; i < results.size(); ++i)
+    outcomes.push_back(outcome_of(*sent[i], results[i]));
   db::record_callback_outcomes(conn.get(), outcomes);
   out.processed = static_cast<int>(rows.size());
   for (const auto& o : outcomes)

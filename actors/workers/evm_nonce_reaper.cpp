@@ -66,9 +66,9 @@ evm_nonce_reaper_worker(const std::shared_ptr<workers::engine_context>& ctx) {
     return std::nullopt;
   if (s.evm_rpc_urls.empty())
     return skipped("evm_nonce_reaper", "an EVM RPC client and endpoints (MG_EVM_RPC_URLS)");
-  auto chains = std::make_shared<std::map<std::uint64_t, executors::evm_rpc>>();
-  for (const auto& [chain, url] : config::parse_rpc_urls(s.evm_rpc_urls))
-    chains->emplace(chain, executors::evm_rpc(url, s.evm_rpc_timeout_seconds));
+  auto chains =
+      std::make_shared<std::map<std::uint64_t, executors::evm_rpc>>(executors::evm_rpc_clients(
+          config::parse_rpc_urls(s.evm_rpc_urls), s.evm_rpc_timeout_seconds));
   const double stale = s.evm_nonce_reservation_stale_seconds;
   return worker_spec{"evm_nonce_reaper", worker_group::core,
                      every(s, s.evm_nonce_reaper_interval_seconds),

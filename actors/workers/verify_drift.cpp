@@ -50,13 +50,12 @@ template <class F> std::function<lane_answer()> lane(F call, double timeout) {
   };
 }
 
-chain_result check_chain(std::uint64_t chain_id, const std::string& url,
+chain_result check_chain(std::uint64_t chain_id, const executors::evm_rpc& rpc,
                          const std::vector<db::registry_baseline>& baselines,
                          const config::settings& s) {
   chain_result out;
   const double timeout = s.verify_drift_timeout_seconds;
   const auto deadline = std::chrono::milliseconds(static_cast<long>(timeout * 1000));
-  executors::evm_rpc rpc(url, timeout);
   auto undecided_all = [&](const std::string& why) {
     for (auto& b : baselines)
       out.checks.push_back({b.id, std::nullopt, why});
@@ -106,15 +105,16 @@ chain_result check_chain(std::uint64_t chain_id, const std::string& url,
 
 pass_result verify_drift_pass(db::connection_slot& conn, const config::settings& s,
                               verify_drift_report* report) {
-  auto urls = config::parse_rpc_urls(s.evm_rpc_urls);
+  auto rpcs = executors::evm_rpc_clients(config::parse_rpc_urls(s.evm_rpc_urls),
+                                         s.verify_drift_timeout_seconds);
   std::map<std::uint64_t, std::vector<db::registry_baseline>> by_chain;
   for (auto& b : db::load_baselines(conn.get()))
     by_chain[b.chain_id].push_back(b);
 
   // Chains side by side, each bounded by its own lanes and deadlines.
   std::vector<std::future<chain_result>> chains;
-  for (auto& [id, url] : urls)
-    chains.push_back(std::async(std::launch::async, check_chain, id, url, by_chain[id], s));
+  for (auto& [id, rpc] : rpcs)
+    chains.push_back(std::async(std::launch::async, check_chain, id, rpc, by_chain[id], s));
   std::vector<db::drift_observation> chain_ids;
   std::vector<db::baseline_check> checks;
   for (auto& f : chains) {
@@ -124,7 +124,7 @@ pass_result verify_drift_pass(db::connection_slot& conn, const config::settings&
     checks.insert(checks.end(), r.checks.begin(), r.checks.end());
   }
   for (auto& [id, baselines] : by_chain)
-    if (!urls.count(id))
+    if (!rpcs.count(id))
       for (auto& b : baselines)
         checks.push_back({b.id, std::nullopt, "no MG_EVM_RPC_URLS endpoint for this chain"});
 
