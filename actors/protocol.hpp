@@ -27,6 +27,22 @@ using done_atom = caf::atom_constant<caf::atom("done")>;
 /// Restart the sidecar at this index after its backoff.
 using restart_atom = caf::atom_constant<caf::atom("restart")>;
 
+// Cluster front door (SPEC §8): the movement_api actor and its sessions.
+/// A sibling proves it holds an API key's secret and asks for a session.
+using login_atom = caf::atom_constant<caf::atom("login")>;
+/// POST /v3/movements through a session.
+using create_atom = caf::atom_constant<caf::atom("create")>;
+/// POST /v3/movements/{id}/approve through a session.
+using approve_atom = caf::atom_constant<caf::atom("approve")>;
+/// POST /v3/movements/{id}/reject through a session.
+using reject_atom = caf::atom_constant<caf::atom("reject")>;
+/// POST /v3/movements/{id}/cancel through a session.
+using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
+/// GET /v3/movements/{id} through a session.
+using get_atom = caf::atom_constant<caf::atom("get")>;
+/// GET /v3/movements?query through a session.
+using list_atom = caf::atom_constant<caf::atom("list")>;
+
 // --- interfaces ------------------------------------------------------------
 
 /// A supervised background worker (dispatcher, observer, recovery,
@@ -70,5 +86,51 @@ using supervisor_actor = caf::typed_actor<
     caf::reacts_to<restart_atom, uint32_t>,
     // Status of every worker.
     caf::replies_to<status_atom>::with<std::string>>;
+
+// --- cluster front door (SPEC §8) -----------------------------------------
+// Every message between nodes uses CAF's built-in types only (atoms,
+// std::string, uint64_t, int32_t, caf::actor), so neither side registers a
+// type. Errors crossing the wire are caf::error values of category
+// `cluster_error_category` whose context is (int32_t status, std::string
+// message), e.g. (401, "bad signature").
+
+/// Category atom of the errors the cluster front door answers with.
+constexpr caf::atom_value cluster_error_category = caf::atom("movegate");
+
+/// Login proof (SPEC §5's scheme over a login message): signature is the
+/// lower-case hex HMAC-SHA256(secret, canonical) with
+///   canonical = "LOGIN\n/v3/cluster/login\n\n" + hex(sha256(key_id)) +
+///               "\n" + timestamp + "\n" + nonce
+/// i.e. domain/api_auth's sign_request(secret, "LOGIN", "/v3/cluster/login",
+/// "", key_id, timestamp, nonce): api::sign_cluster_login in
+/// domain/api_auth.hpp. Timestamp is unix seconds (±300 s); the nonce
+/// (16–128 of [A-Za-z0-9_-]) is remembered in api_nonces like an HTTP one,
+/// so a login proof is never accepted twice (nor as an HTTP request: no
+/// HTTP method is LOGIN).
+using movement_api_actor = caf::typed_actor<
+    // (login, key_id, timestamp, nonce, signature_hex) -> a movement_session
+    // handle as caf::actor (actor_cast it); 401 error: unknown key, skew,
+    // bad nonce or signature, replay; 503 error: database down.
+    caf::replies_to<login_atom, std::string, uint64_t, std::string, std::string>::with<caf::actor>,
+    caf::replies_to<status_atom>::with<std::string>>;
+
+/// A logged-in sibling's session, bound to its key's scopes. Each call
+/// answers (http_like_status, json_body) exactly as the /v3 HTTP call
+/// would (403 scope, 429 rate limit, 400…409, 503), through the same
+/// service layer (four-eyes, audit). The session ends when the client's
+/// actor (the login's sender) goes down, e.g. its node disconnects.
+using movement_session = caf::typed_actor<
+    // POST /v3/movements with this JSON body (scope create).
+    caf::replies_to<create_atom, std::string>::with<int32_t, std::string>,
+    // POST /v3/movements/{id}/approve, body (scope approve).
+    caf::replies_to<approve_atom, std::string, std::string>::with<int32_t, std::string>,
+    // POST /v3/movements/{id}/reject, body (scope approve).
+    caf::replies_to<reject_atom, std::string, std::string>::with<int32_t, std::string>,
+    // POST /v3/movements/{id}/cancel, body (scope approve).
+    caf::replies_to<cancel_atom, std::string, std::string>::with<int32_t, std::string>,
+    // GET /v3/movements/{id} (scope read).
+    caf::replies_to<get_atom, std::string>::with<int32_t, std::string>,
+    // GET /v3/movements?<raw query> (scope read), e.g. "state=EXECUTING&limit=10".
+    caf::replies_to<list_atom, std::string>::with<int32_t, std::string>>;
 
 } // namespace mg::actors

@@ -3,6 +3,7 @@
 
 #include <csignal>
 
+#include "actors/cluster/movement_api.hpp"
 #include "actors/runtime.hpp"
 #include "actors/runtime_status.hpp"
 #include "actors/system_config.hpp"
@@ -10,6 +11,7 @@
 #include "config/log.hpp"
 #include "executors/registry.hpp"
 #include "http/front_doors.hpp"
+#include "persistence/cluster_store.hpp"
 #include "persistence/db.hpp"
 #include "persistence/migrate.hpp"
 
@@ -56,12 +58,23 @@ void require_schema(const std::string& url) {
 /// until SIGINT/SIGTERM.
 int serve_front_doors_only(const config::settings& s, db::plan_cache& plans,
                            const domain::provider_registry& providers) {
+  caf::actor_system_config cfg;
+  actors::configure(cfg);
+  actors::configure_cluster_node(cfg);
+  caf::actor_system sys{cfg};
   http::front_doors doors(s, plans, &providers,
                           {[](const std::string&) {}, [] { return "[]"; },
                            [] {
                              return false;
                            }});
-  doors.start();
+  try {
+    doors.start();
+    doors.start_cluster(sys);
+  } catch (const std::exception& e) {
+    log::error("listener failed to start", {{"error", e.what()}});
+    doors.stop();
+    return 1;
+  }
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
@@ -75,6 +88,12 @@ int serve_front_doors_only(const config::settings& s, db::plan_cache& plans,
 
 int cmd_serve(const args&) {
   auto s = load_settings_or_exit();
+  // The cluster front door speaks plain CAF: only on loopback (SPEC §8).
+  if (auto refusal = actors::cluster_addr_refusal(s.cluster_addr); !refusal.empty()) {
+    log::error("refusing to start", {{"error", refusal}});
+    std::cerr << "movegate serve: " << refusal << std::endl;
+    return 1;
+  }
   actors::block_shutdown_signals();
   require_schema(s.database_url);
   log::info("movegate serve starting", {{"network_class", s.network_class},
@@ -87,6 +106,7 @@ int cmd_serve(const args&) {
   }
   caf::actor_system_config cfg;
   actors::configure(cfg);
+  actors::configure_cluster_node(cfg);
   caf::actor_system sys{cfg};
   actors::runtime rt(sys, s, providers);
   http::front_doors doors(rt.settings(), rt.plans(), &rt.engine().providers,
@@ -101,6 +121,9 @@ int cmd_serve(const args&) {
   int code = actors::run_until_stopped(sys, rt, [&] {
     try {
       doors.start();
+      int port = doors.start_cluster(sys);
+      auto conn = db::connect(rt.settings().database_url);
+      db::record_cluster_port(*conn, rt.settings().runtime_node, port);
     } catch (const std::exception& e) {
       log::error("listener failed to start", {{"error", e.what()}});
       doors_failed = true;

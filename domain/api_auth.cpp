@@ -184,4 +184,9 @@ std::string percent_encode(std::string_view s) {
   return out;
 }
 
+std::string sign_cluster_login(std::string_view secret, std::string_view key_id,
+                               std::string_view timestamp, std::string_view nonce) {
+  return sign_request(secret, "LOGIN", "/v3/cluster/login", "", key_id, timestamp, nonce);
+}
+
 } // namespace mg::api

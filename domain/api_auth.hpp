@@ -39,6 +39,12 @@ std::string sign_request(std::string_view secret, std::string_view method, std::
                          std::string_view raw_query, std::string_view body,
                          std::string_view timestamp, std::string_view nonce);
 
+/// The cluster login proof (SPEC §8, actors/protocol.hpp movement_api_actor):
+/// sign_request(secret, "LOGIN", "/v3/cluster/login", "", key_id,
+/// timestamp, nonce) — SPEC §5's scheme with the key id as the body.
+std::string sign_cluster_login(std::string_view secret, std::string_view key_id,
+                               std::string_view timestamp, std::string_view nonce);
+
 /// Constant-time equality (length leaks, content does not).
 bool constant_time_equal(std::string_view a, std::string_view b);
 

@@ -317,6 +317,10 @@ int api_server::start(const std::string& host_port) {
   return start_listening(impl_->server, impl_->thread, host_port, "api");
 }
 
+int api_server::rate_limit(const std::string& key_id) {
+  return impl_->limiter.acquire(key_id);
+}
+
 void api_server::stop() {
   stop_listening(impl_->server, impl_->thread);
 }

@@ -55,6 +55,11 @@ public:
   int start(const std::string& host_port);
   void stop();
 
+  /// Takes a token from `key_id`'s bucket of the per-key rate limiter: 0
+  /// when the call may go ahead, else Retry-After seconds. Other front
+  /// doors (cluster sessions) share the buckets through it.
+  int rate_limit(const std::string& key_id);
+
 private:
   struct impl;
   std::unique_ptr<impl> impl_;

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "actors/cluster/movement_api.hpp"
 #include "config/log.hpp"
 #include "http/admin_page.hpp"
 #include "http/admin_server.hpp"
@@ -82,8 +83,8 @@ front_doors::front_doors(const config::settings& settings, db::plan_cache& plans
   ctx_.reset(new api::service_context{*pool_, settings_, plans, hooks_.request_changed, providers});
   movements_ = std::make_unique<api::movement_service>(*ctx_);
   catalog_ = std::make_unique<api::catalog_service>(*ctx_);
-  api_ = std::make_unique<api_server>(settings_, read_api_keys(settings.api_keys_file), *pool_,
-                                      v3_routes(*movements_, *catalog_));
+  keys_ = read_api_keys(settings.api_keys_file);
+  api_ = std::make_unique<api_server>(settings_, keys_, *pool_, v3_routes(*movements_, *catalog_));
   api_->serve_static("/openapi.json", "application/json", openapi_document()); // no auth
   admin_hooks ah;
   ah.database_ok = [this] {
@@ -118,7 +119,22 @@ void front_doors::start() {
   admin_port_ = admin_->start(settings_.admin_addr);
 }
 
+int front_doors::start_cluster(caf::actor_system& sys) {
+  auto door = std::make_shared<actors::cluster_door>(
+      *movements_, *pool_, keys_,
+      [this](const std::string& key_id) { return api_->rate_limit(key_id); });
+  cluster_api_ = actors::spawn_movement_api(sys, std::move(door));
+  cluster_sys_ = &sys;
+  cluster_port_ = actors::publish_movement_api(sys, cluster_api_, settings_.cluster_addr);
+  log::info("cluster front door listening",
+            {{"addr", settings_.cluster_addr}, {"port", cluster_port_}});
+  return cluster_port_;
+}
+
 void front_doors::stop() {
+  if (cluster_sys_)
+    actors::stop_movement_api(*cluster_sys_, cluster_api_);
+  cluster_sys_ = nullptr;
   if (api_)
     api_->stop();
   if (admin_)

@@ -8,7 +8,9 @@
 
 #include "actors/api/catalog_service.hpp"
 #include "actors/api/movement_service.hpp"
+#include "actors/protocol.hpp"
 #include "config/settings.hpp"
+#include "domain/api_auth.hpp"
 #include "domain/executor.hpp"
 
 namespace mg::http {
@@ -35,10 +37,16 @@ public:
 
   /// Binds both listeners (port 0 picks one); throws on failure.
   void start();
+  /// Publishes the movement_api actor on MG_CLUSTER_ADDR (SPEC §8) in
+  /// `sys` (its config went through actors::configure_cluster_node) and
+  /// returns the bound port; throws std::runtime_error on failure.
+  int start_cluster(caf::actor_system& sys);
+  /// Stops the cluster front door (and its sessions) and both listeners.
   void stop();
 
   int api_port() const { return api_port_; }
   int admin_port() const { return admin_port_; }
+  int cluster_port() const { return cluster_port_; }
 
 private:
   const config::settings& settings_;
@@ -49,8 +57,12 @@ private:
   std::unique_ptr<api::catalog_service> catalog_;
   std::unique_ptr<api_server> api_;
   std::unique_ptr<admin_server> admin_;
+  std::vector<api::api_key> keys_;
+  caf::actor_system* cluster_sys_ = nullptr;
+  actors::movement_api_actor cluster_api_;
   int api_port_ = 0;
   int admin_port_ = 0;
+  int cluster_port_ = 0;
 };
 
 } // namespace mg::http

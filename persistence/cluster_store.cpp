@@ -127,6 +127,13 @@ void join_cluster(pqxx::connection& conn, const std::string& runtime_node, const
   tx.commit();
 }
 
+void record_cluster_port(pqxx::connection& conn, const std::string& runtime_node, int port) {
+  pqxx::work tx(conn);
+  tx.exec_params("UPDATE cluster_nodes SET cluster_port = $2 WHERE runtime_node = $1", runtime_node,
+                 port);
+  tx.commit();
+}
+
 bool renew_lease(pqxx::transaction_base& tx, const std::string& runtime_node) {
   static const statement q{"mg_cluster_renew",
                            "UPDATE cluster_nodes SET last_seen_at = clock_timestamp()"

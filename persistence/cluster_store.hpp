@@ -17,6 +17,10 @@ namespace mg::db {
 void join_cluster(pqxx::connection& conn, const std::string& runtime_node, const std::string& host,
                   int cluster_port, double lease_seconds, int callback_max_attempts = 5);
 
+/// Records the port the cluster front door actually bound (MG_CLUSTER_ADDR
+/// with port 0 picks one) in this process's row.
+void record_cluster_port(pqxx::connection& conn, const std::string& runtime_node, int port);
+
 /// Renews this process's lease; false when its row is gone (a survivor
 /// declared it dead and took its work: the caller must stop at once).
 bool renew_lease(pqxx::transaction_base& tx, const std::string& runtime_node);

@@ -164,6 +164,21 @@ int recovery_lane(const std::string& action_type) {
   return 3;
 }
 
+namespace {
+
+/// FROM/WHERE of the nodes recovery may act on ($1 network class, $2
+/// unknown_escalate_seconds, $3 submitting_grace_seconds).
+constexpr const char* recovery_candidates =
+    " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
+    " WHERE r.request_state = 'EXECUTING' AND r.network_class = $1"
+    " AND ((n.node_state = 'UNKNOWN'"
+    "       AND n.error_code IS DISTINCT FROM 'OBSERVATION_TIMEOUT'"
+    "       AND n.unknown_since > clock_timestamp() - make_interval(secs => $2))"
+    "   OR (n.node_state = 'SUBMITTING'"
+    "       AND n.claimed_at <= clock_timestamp() - make_interval(secs => $3)))";
+
+} // namespace
+
 std::vector<claimed_node> claim_for_recovery(pqxx::transaction_base& tx,
                                              const std::string& network_class,
                                              const recovery_limits& limits) {
@@ -179,22 +194,23 @@ std::vector<claimed_node> claim_for_recovery(pqxx::transaction_base& tx,
   std::vector<claimed_node> out;
   for (int i = 0; i < 4; ++i) {
     auto* lane = lanes[i];
-    auto sql = std::string("SELECT ") + node_columns +
-               " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
-               " WHERE r.request_state = 'EXECUTING' AND r.network_class = $1 AND (" +
-               lane +
-               ") AND ((n.node_state = 'UNKNOWN'"
-               "        AND n.error_code IS DISTINCT FROM 'OBSERVATION_TIMEOUT'"
-               "        AND n.unknown_since > clock_timestamp() - make_interval(secs => $2))"
-               "    OR (n.node_state = 'SUBMITTING'"
-               "        AND n.claimed_at <= clock_timestamp() - make_interval(secs => $3)))"
-               " ORDER BY n.updated_at LIMIT $4 FOR UPDATE OF n, r SKIP LOCKED";
+    auto sql = std::string("SELECT ") + node_columns + recovery_candidates + " AND (" + lane +
+               ") ORDER BY n.updated_at LIMIT $4 FOR UPDATE OF n, r SKIP LOCKED";
     auto r = exec(tx, statement{"mg_recovery_arm_" + std::to_string(i), sql}, network_class,
                   limits.unknown_escalate_seconds, limits.submitting_grace_seconds, per_arm);
     for (auto row : r)
       out.push_back(to_claimed(row));
   }
   return out;
+}
+
+bool recovery_work_waiting(pqxx::transaction_base& tx, const std::string& network_class,
+                           const recovery_limits& limits) {
+  static const statement q{"mg_recovery_waiting",
+                           std::string("SELECT EXISTS (SELECT 1") + recovery_candidates + ")"};
+  return exec(tx, q, network_class, limits.unknown_escalate_seconds,
+              limits.submitting_grace_seconds)[0][0]
+      .as<bool>();
 }
 
 update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node& n,

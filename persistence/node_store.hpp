@@ -85,6 +85,12 @@ std::vector<claimed_node> claim_for_recovery(pqxx::transaction_base& tx,
                                              const std::string& network_class,
                                              const recovery_limits& limits);
 
+/// Whether nodes recovery may act on exist at all, locked or not: after a
+/// claim that got none, true means their rows are held by another
+/// transaction (a reconcile, say) and the pass should look again soon.
+bool recovery_work_waiting(pqxx::transaction_base& tx, const std::string& network_class,
+                           const recovery_limits& limits);
+
 /// Which lane a node's action type belongs to (0 CCIP, 1 Stargate, 2 CEX, 3 other).
 int recovery_lane(const std::string& action_type);
 

@@ -14,6 +14,7 @@
 
 #include "actors/workers/conditional_workers.hpp"
 #include "tests/support/db_helpers.hpp"
+#include "tests/support/http_peer.hpp"
 #include "tests/support/runtime_fixture.hpp"
 
 using namespace mg;
@@ -62,15 +63,9 @@ struct one_page_venue {
                       R"( "occurred_at": "2024-05-01T12:00:00Z"}], "next_cursor": "c1"})",
                       "application/json");
     });
-    port = server.bind_to_any_port("127.0.0.1");
-    thread = std::thread([this] { server.listen_after_bind(); });
-    while (!server.is_running())
-      std::this_thread::sleep_for(1ms);
+    port = test::listen_in_background(server, thread);
   }
-  ~one_page_venue() {
-    server.stop();
-    thread.join();
-  }
+  ~one_page_venue() { test::stop_listening(server, thread); }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
 };
 

@@ -11,6 +11,7 @@
 
 #include "domain/json.hpp"
 #include "tests/support/callback_receiver.hpp"
+#include "tests/support/http_peer.hpp"
 #include "tests/support/runtime_fixture.hpp"
 #include "tests/support/serve_fixture.hpp"
 
@@ -29,15 +30,9 @@ struct drift_sidecar {
       res.status = status;
       res.set_content(body, "application/json");
     });
-    port = server.bind_to_any_port("127.0.0.1");
-    thread = std::thread([this] { server.listen_after_bind(); });
-    while (!server.is_running())
-      std::this_thread::sleep_for(1ms);
+    port = test::listen_in_background(server, thread);
   }
-  ~drift_sidecar() {
-    server.stop();
-    thread.join();
-  }
+  ~drift_sidecar() { test::stop_listening(server, thread); }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
 };
 

@@ -18,6 +18,7 @@
 #include "actors/workers/conditional_workers.hpp"
 #include "persistence/balance_store.hpp"
 #include "tests/support/db_fixture.hpp"
+#include "tests/support/http_peer.hpp"
 #include "tests/support/runtime_fixture.hpp"
 
 using namespace mg;
@@ -41,15 +42,9 @@ public:
       ++calls;
       std::this_thread::sleep_for(delay);
     });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running())
-      std::this_thread::sleep_for(1ms);
+    port_ = test::listen_in_background(server_, thread_);
   }
-  ~local_gateway() {
-    server_.stop();
-    thread_.join();
-  }
+  ~local_gateway() { test::stop_listening(server_, thread_); }
   void answer(int status, std::string body, std::chrono::milliseconds delay = 0ms) {
     std::lock_guard<std::mutex> lock(mutex_);
     status_ = status;

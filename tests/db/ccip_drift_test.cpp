@@ -14,6 +14,7 @@
 #include "actors/workers/conditional_workers.hpp"
 #include "domain/json.hpp"
 #include "tests/support/db_fixture.hpp"
+#include "tests/support/http_peer.hpp"
 #include "tests/support/serve_fixture.hpp"
 
 using namespace mg;
@@ -44,15 +45,9 @@ struct sidecar {
       }
       std::this_thread::sleep_for(d);
     });
-    port = server.bind_to_any_port("127.0.0.1");
-    thread = std::thread([this] { server.listen_after_bind(); });
-    while (!server.is_running())
-      std::this_thread::sleep_for(1ms);
+    port = test::listen_in_background(server, thread);
   }
-  ~sidecar() {
-    server.stop();
-    thread.join();
-  }
+  ~sidecar() { test::stop_listening(server, thread); }
   void answer(int s, std::string b) {
     std::lock_guard<std::mutex> g(m);
     status = s;

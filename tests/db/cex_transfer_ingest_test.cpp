@@ -19,6 +19,7 @@
 #include "persistence/db.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/db_helpers.hpp"
+#include "tests/support/http_peer.hpp"
 
 using namespace mg;
 using namespace mg::test;
@@ -57,15 +58,9 @@ public:
                   res.status = a.status;
                   res.set_content(a.body, "application/json");
                 });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running())
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    port_ = test::listen_in_background(server_, thread_);
   }
-  ~venue_server() {
-    server_.stop();
-    thread_.join();
-  }
+  ~venue_server() { test::stop_listening(server_, thread_); }
 
   void set(const std::string& venue, script s) {
     std::lock_guard<std::mutex> lock(mutex_);

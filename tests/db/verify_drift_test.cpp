@@ -20,6 +20,7 @@
 #include "persistence/drift_store.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/ganache.hpp"
+#include "tests/support/http_peer.hpp"
 #include "tests/support/serve_fixture.hpp"
 
 using namespace mg;
@@ -94,15 +95,9 @@ struct rpc_peer {
                           ",\"result\":" + result + "}",
                       "application/json");
     });
-    port = server.bind_to_any_port("127.0.0.1");
-    thread = std::thread([this] { server.listen_after_bind(); });
-    while (!server.is_running())
-      std::this_thread::sleep_for(1ms);
+    port = test::listen_in_background(server, thread);
   }
-  ~rpc_peer() {
-    server.stop();
-    thread.join();
-  }
+  ~rpc_peer() { test::stop_listening(server, thread); }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
 };
 

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "domain/json.hpp"
+#include "tests/support/http_peer.hpp"
 #include "tests/support/serve_fixture.hpp"
 
 using namespace mg;
@@ -35,15 +36,9 @@ public:
       res.set_content(body_, "application/json");
       ++calls;
     });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running())
-      std::this_thread::sleep_for(1ms);
+    port_ = test::listen_in_background(server_, thread_);
   }
-  ~local_gateway() {
-    server_.stop();
-    thread_.join();
-  }
+  ~local_gateway() { test::stop_listening(server_, thread_); }
   void answer(int status, std::string body) {
     std::lock_guard<std::mutex> lock(mutex_);
     status_ = status;

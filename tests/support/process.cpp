@@ -29,6 +29,7 @@ child::child(const std::vector<std::string>& args, const std::map<std::string, s
     // parallel tests (or a service already on 8080) never collide.
     setenv("MG_HTTP_ADDR", "127.0.0.1:0", 1);
     setenv("MG_ADMIN_ADDR", "127.0.0.1:0", 1);
+    setenv("MG_CLUSTER_ADDR", "127.0.0.1:0", 1); // never the shared default 4242
     for (auto& [k, v] : env)
       setenv(k.c_str(), v.c_str(), 1);
     std::vector<std::string> argv_s{movegate_binary()};

@@ -14,7 +14,7 @@ std::string movegate_binary();
 class child {
 public:
   /// Starts `movegate args...` with the current environment plus `env` (the
-  /// HTTP and admin listeners on free ports unless `env` names them);
+  /// HTTP, admin and cluster listeners on free ports unless `env` names them);
   /// stdout and stderr go to `log_path`.
   child(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
         const std::string& log_path);

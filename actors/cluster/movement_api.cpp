@@ -1,0 +1,333 @@
+#include "actors/cluster/movement_api.hpp"
+
+#include <caf/io/all.hpp>
+#include <chrono>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <variant>
+
+#include "config/log.hpp"
+#include "domain/json.hpp"
+#include "persistence/db.hpp"
+#include "persistence/nonce_store.hpp"
+
+namespace mg::actors {
+
+namespace {
+
+constexpr size_t max_body_bytes = 1024 * 1024; // as /v3: over 1 MiB → 413
+constexpr long long max_skew_seconds = 300;
+constexpr int nonce_keep_seconds = 600;
+constexpr long prune_every_logins = 256;
+
+using call_result = std::tuple<int32_t, std::string>;
+
+call_result answer(const api::reply& r) {
+  return {static_cast<int32_t>(r.status), r.body};
+}
+
+caf::error refusal(int status, std::string message) {
+  return caf::error(static_cast<uint8_t>(status == 401 ? 1 : 2), cluster_error_category,
+                    caf::make_message(static_cast<int32_t>(status), std::move(message)));
+}
+
+long long unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// --- sessions ---------------------------------------------------------------
+
+struct session_state {
+  std::shared_ptr<cluster_door> door;
+  api::caller who;
+  static inline const char* name = "movement_session";
+};
+
+using session_pointer = movement_session::stateful_pointer<session_state>;
+
+/// The front door's checks after auth, in SPEC §5's order (413 → 403 →
+/// 429 → 400), then the service call; never throws.
+template <class F>
+call_result guarded(session_pointer self, const char* call, api::scope needed,
+                    const std::string* body, F&& service_call) {
+  log::component_scope component("cluster");
+  auto& st = self->state;
+  api::reply r;
+  try {
+    if (body && body->size() > max_body_bytes) {
+      r = api::error_reply({413, "payload_too_large", "request body is over 1 MiB", {}});
+    } else if (!st.who.has(needed)) {
+      r = api::error_reply(
+          api::forbidden(std::string("key lacks scope '") + api::to_string(needed) + "'"));
+    } else if (int wait = st.door->rate_limit ? st.door->rate_limit(st.who.key_id) : 0) {
+      r = api::error_reply({429,
+                            "rate_limited",
+                            "rate limit exceeded; retry in " + std::to_string(wait) + " s",
+                            {}});
+    } else {
+      json::document doc;
+      doc.SetObject();
+      std::string why;
+      std::optional<json::document> parsed;
+      if (body && !body->empty() && !(parsed = json::parse(*body, &why)))
+        r = api::error_reply(api::bad_request("body is not JSON: " + why));
+      else if (parsed && !parsed->IsObject())
+        r = api::error_reply(api::bad_request("body must be a JSON object"));
+      else
+        r = service_call(static_cast<const json::value&>(parsed ? *parsed : doc));
+    }
+  } catch (const pqxx::broken_connection& e) {
+    log::error("cluster call lost the database", {{"call", call}, {"error", e.what()}});
+    r = api::error_reply(api::unavailable());
+  } catch (const std::exception& e) {
+    log::error("cluster call failed", {{"call", call}, {"error", e.what()}});
+    r = api::error_reply(api::unavailable("internal error; retry later"));
+  }
+  log::info("cluster call", {{"call", call}, {"key_id", st.who.key_id}, {"status", r.status}});
+  return answer(r);
+}
+
+/// The paging parameters of GET /v3/movements (as http/routes.cpp: any
+/// other parameter, or one given twice, is a 400).
+std::variant<api::list_query, api::reply> list_params(const std::string& raw_query) {
+  api::list_query q;
+  std::set<std::string> seen;
+  for (auto& [key, value] : api::decode_query(raw_query)) {
+    if (key != "state" && key != "limit" && key != "cursor")
+      return api::error_reply(
+          api::bad_request("unknown query parameter", {{key, "not a parameter of this call"}}));
+    if (!seen.insert(key).second)
+      return api::error_reply(api::bad_request("query parameter given twice", {{key, "repeated"}}));
+    (key == "state" ? q.state : key == "limit" ? q.limit : q.cursor) = value;
+  }
+  return q;
+}
+
+movement_session::behavior_type session(session_pointer self, std::shared_ptr<cluster_door> door,
+                                        api::caller who, caf::actor client) {
+  self->state.door = std::move(door);
+  self->state.who = std::move(who);
+  // The session lives as long as the client's actor (its node connected).
+  if (client) {
+    self->monitor(client);
+    self->set_down_handler([self](caf::down_msg&) {
+      log::info("cluster session ended: client gone", {{"key_id", self->state.who.key_id}});
+      self->quit();
+    });
+  }
+  auto transition = [self](const char* call, const std::string& id, const std::string& body,
+                           api::reply (api::movement_service::*member)(
+                               const api::caller&, const std::string&, const json::value&)) {
+    auto& m = self->state.door->movements;
+    return guarded(self, call, api::scope::approve, &body,
+                   [&](const json::value& doc) { return (m.*member)(self->state.who, id, doc); });
+  };
+  return {
+      [self](create_atom, const std::string& body) -> call_result {
+        return guarded(self, "create", api::scope::create, &body, [&](const json::value& doc) {
+          return self->state.door->movements.create(self->state.who, doc, body);
+        });
+      },
+      [transition](approve_atom, const std::string& id, const std::string& body) -> call_result {
+        return transition("approve", id, body, &api::movement_service::approve);
+      },
+      [transition](reject_atom, const std::string& id, const std::string& body) -> call_result {
+        return transition("reject", id, body, &api::movement_service::reject);
+      },
+      [transition](cancel_atom, const std::string& id, const std::string& body) -> call_result {
+        return transition("cancel", id, body, &api::movement_service::cancel);
+      },
+      [self](get_atom, const std::string& id) -> call_result {
+        return guarded(self, "get", api::scope::read, nullptr, [&](const json::value&) {
+          return self->state.door->movements.get(self->state.who, id);
+        });
+      },
+      [self](list_atom, const std::string& raw_query) -> call_result {
+        return guarded(self, "list", api::scope::read, nullptr, [&](const json::value&) {
+          auto q = list_params(raw_query);
+          if (auto* refused = std::get_if<api::reply>(&q))
+            return *refused;
+          return self->state.door->movements.list(self->state.who, std::get<api::list_query>(q));
+        });
+      },
+  };
+}
+
+// --- the published actor ----------------------------------------------------
+
+struct api_state {
+  std::shared_ptr<cluster_door> door;
+  uint64_t logins = 0;
+  uint64_t refused = 0;
+  static inline const char* name = "movement_api";
+};
+
+using api_pointer = movement_api_actor::stateful_pointer<api_state>;
+
+/// "" when the nonce is fresh (and now remembered); else why not.
+caf::error remember_nonce(cluster_door& door, const std::string& key_id, const std::string& nonce) {
+  bool fresh = false;
+  try {
+    auto lease = door.pool.acquire();
+    try {
+      fresh = db::remember_nonce(*lease, key_id, nonce);
+      if (fresh && ++door.logins_since_prune >= prune_every_logins) {
+        door.logins_since_prune = 0;
+        db::prune_nonces(*lease, nonce_keep_seconds);
+      }
+    } catch (const std::exception& e) {
+      if (db::is_connection_error(e) || !lease->is_open())
+        lease.discard();
+      throw;
+    }
+  } catch (const std::exception& e) {
+    log::warn("cluster login: nonce check failed", {{"error", e.what()}});
+    return refusal(503, "database unavailable; retry later");
+  }
+  if (!fresh)
+    return refusal(401, "replayed nonce");
+  return caf::none;
+}
+
+caf::result<caf::actor> login(api_pointer self, const std::string& key_id, uint64_t timestamp,
+                              const std::string& nonce, const std::string& signature) {
+  log::component_scope component("cluster");
+  auto& door = *self->state.door;
+  auto refuse = [&](int status, std::string why) -> caf::result<caf::actor> {
+    ++self->state.refused;
+    log::warn("cluster login refused", {{"key_id", key_id}, {"reason", why}});
+    return refusal(status, std::move(why));
+  };
+  long long skew = unix_now() - static_cast<long long>(timestamp);
+  if (timestamp > static_cast<uint64_t>(1) << 62 || skew > max_skew_seconds ||
+      skew < -max_skew_seconds)
+    return refuse(401, "timestamp is more than 300 s away from the server's clock");
+  if (!api::valid_nonce(nonce))
+    return refuse(401, "nonce must be 16-128 characters of [A-Za-z0-9_-]");
+  auto key = door.keys.find(key_id);
+  if (key == door.keys.end())
+    return refuse(401, "unknown key");
+  auto expected =
+      api::sign_cluster_login(key->second.secret, key_id, std::to_string(timestamp), nonce);
+  if (!api::constant_time_equal(expected, signature))
+    return refuse(401, "bad signature");
+  // Only a verified proof spends a row in api_nonces.
+  if (auto err = remember_nonce(door, key_id, nonce)) {
+    ++self->state.refused;
+    log::warn("cluster login refused", {{"key_id", key_id}, {"reason", "nonce"}});
+    return err;
+  }
+  api::caller who{key_id, key->second.scopes};
+  auto client = caf::actor_cast<caf::actor>(self->current_sender());
+  auto s =
+      self->spawn<caf::detached + caf::linked>(session, self->state.door, std::move(who), client);
+  ++self->state.logins;
+  log::info("cluster login", {{"key_id", key_id}});
+  return caf::actor_cast<caf::actor>(s);
+}
+
+movement_api_actor::behavior_type movement_api(api_pointer self,
+                                               std::shared_ptr<cluster_door> door) {
+  self->state.door = std::move(door);
+  // A session ending normally must not take the front door down.
+  // Only a shutdown (or kill) takes the front door down, and with it every
+  // linked session; a session ending, however it ends, does not.
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    if (msg.reason == caf::exit_reason::user_shutdown || msg.reason == caf::exit_reason::kill)
+      self->quit(msg.reason);
+  });
+  return {
+      [self](login_atom, const std::string& key_id, uint64_t timestamp, const std::string& nonce,
+             const std::string& signature) {
+        return login(self, key_id, timestamp, nonce, signature);
+      },
+      [self](status_atom) {
+        return "{\"logins\":" + std::to_string(self->state.logins) +
+               ",\"refused\":" + std::to_string(self->state.refused) + "}";
+      },
+  };
+}
+
+} // namespace
+
+cluster_door::cluster_door(api::movement_service& m, db::connection_pool& p,
+                           std::vector<api::api_key> key_list,
+                           std::function<int(const std::string&)> limiter)
+    : movements(m), pool(p), rate_limit(std::move(limiter)) {
+  for (auto& k : key_list) {
+    std::string id = k.key_id;
+    keys.emplace(std::move(id), std::move(k));
+  }
+}
+
+cluster_address parse_cluster_address(const std::string& host_port) {
+  auto colon = host_port.rfind(':');
+  if (colon == std::string::npos)
+    throw std::invalid_argument("MG_CLUSTER_ADDR must be host:port, got '" + host_port + "'");
+  cluster_address a;
+  a.host = host_port.substr(0, colon);
+  if (a.host.size() >= 2 && a.host.front() == '[' && a.host.back() == ']')
+    a.host = a.host.substr(1, a.host.size() - 2);
+  auto port = host_port.substr(colon + 1);
+  if (port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535)
+    throw std::invalid_argument("MG_CLUSTER_ADDR port must be 0..65535, got '" + port + "'");
+  a.port = static_cast<uint16_t>(std::stoi(port));
+  a.loopback = a.host == "localhost" || a.host == "::1" || a.host.rfind("127.", 0) == 0;
+  return a;
+}
+
+std::string cluster_addr_refusal(const std::string& host_port) {
+  cluster_address a;
+  try {
+    a = parse_cluster_address(host_port);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  if (a.loopback)
+    return "";
+  return "MG_CLUSTER_ADDR=" + host_port +
+         " is not a loopback address: the cluster actor protocol would travel unencrypted and "
+         "TLS for it is not configured (this build does not wire libcaf_openssl yet); bind "
+         "127.0.0.1 (or ::1) and reach it through a tunnel";
+}
+
+void configure_cluster_node(caf::actor_system_config& cfg) {
+  cfg.load<caf::io::middleman>();
+  // Off by default in CAF 0.17: without them a frozen peer is never noticed.
+  cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::seconds(2)});
+  cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds(10)});
+}
+
+movement_api_actor spawn_movement_api(caf::actor_system& sys, std::shared_ptr<cluster_door> door) {
+  return sys.spawn<caf::detached>(movement_api, std::move(door));
+}
+
+uint16_t publish_movement_api(caf::actor_system& sys, const movement_api_actor& api,
+                              const std::string& host_port) {
+  auto a = parse_cluster_address(host_port);
+  std::string in = a.host == "localhost" ? "127.0.0.1" : a.host;
+  auto port = sys.middleman().publish(api, a.port, in.empty() ? nullptr : in.c_str(), true);
+  if (!port)
+    throw std::runtime_error("MG_CLUSTER_ADDR: cannot publish movement_api on " + host_port + ": " +
+                             sys.render(port.error()));
+  return *port;
+}
+
+void stop_movement_api(caf::actor_system& sys, movement_api_actor& api) {
+  if (!api)
+    return;
+  sys.middleman().unpublish(api, 0);
+  caf::scoped_actor self{sys};
+  self->monitor(api);
+  self->send_exit(api, caf::exit_reason::user_shutdown);
+  self->receive([](caf::down_msg&) {},
+                caf::after(std::chrono::seconds(5)) >>
+                    [] { log::warn("movement_api did not stop within 5 s"); });
+  api = nullptr;
+}
+
+} // namespace mg::actors

@@ -1,0 +1,71 @@
+#pragma once
+// The cluster front door (SPEC §8): `movement_api` published on
+// MG_CLUSTER_ADDR. A sibling logs in with an API key (the login proof of
+// actors/protocol.hpp) and gets a `movement_session` bound to that key's
+// scopes; its calls go through the same movement_service as HTTP /v3
+// (scopes, four-eyes, audit, the /v3 per-key rate limiter) and answer
+// (status, JSON body) exactly as /v3 would.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/api/movement_service.hpp"
+#include "actors/protocol.hpp"
+#include "domain/api_auth.hpp"
+#include "persistence/connection_pool.hpp"
+
+namespace mg::actors {
+
+/// What the movement_api actor and its sessions share. Owned by the front
+/// doors, which outlive the actors (stop_movement_api before destroying).
+struct cluster_door {
+  cluster_door(api::movement_service& m, db::connection_pool& p, std::vector<api::api_key> key_list,
+               std::function<int(const std::string&)> limiter);
+
+  api::movement_service& movements;
+  /// api_nonces (login replay protection).
+  db::connection_pool& pool;
+  std::map<std::string, api::api_key> keys;
+  /// 0: go ahead (one token taken), else seconds until a token is back —
+  /// the /v3 limiter, so HTTP and cluster calls share one bucket per key.
+  /// Empty: no limit.
+  std::function<int(const std::string& key_id)> rate_limit;
+  std::atomic<long> logins_since_prune{0};
+};
+
+/// MG_CLUSTER_ADDR split at the last ':' ("[::1]:4242" loses its brackets).
+struct cluster_address {
+  std::string host;
+  uint16_t port = 0;
+  bool loopback = false; // 127.0.0.0/8, ::1 or localhost
+};
+
+/// Throws std::invalid_argument naming MG_CLUSTER_ADDR when malformed.
+cluster_address parse_cluster_address(const std::string& host_port);
+
+/// Why `serve` must not publish on `host_port` ("" when it may): a
+/// non-loopback address would expose the actor protocol unencrypted, and
+/// TLS for the middleman (libcaf_openssl) is not wired in yet.
+std::string cluster_addr_refusal(const std::string& host_port);
+
+/// Loads CAF's middleman into `cfg` with heartbeats on, so a frozen or
+/// vanished peer is noticed (server and client alike).
+void configure_cluster_node(caf::actor_system_config& cfg);
+
+/// Spawns the movement_api actor (detached: logins touch PostgreSQL).
+movement_api_actor spawn_movement_api(caf::actor_system& sys, std::shared_ptr<cluster_door> door);
+
+/// Publishes `api` on `host_port` (port 0: any) and returns the bound port;
+/// throws std::runtime_error naming MG_CLUSTER_ADDR on failure.
+uint16_t publish_movement_api(caf::actor_system& sys, const movement_api_actor& api,
+                              const std::string& host_port);
+
+/// Unpublishes and stops `api` and every session (linked to it); waits up
+/// to a few seconds for it to be gone.
+void stop_movement_api(caf::actor_system& sys, movement_api_actor& api);
+
+} // namespace mg::actors

@@ -1,0 +1,136 @@
+#include "actors/cluster/movement_client.hpp"
+
+#include <caf/io/all.hpp>
+#include <random>
+
+#include "domain/api_auth.hpp"
+
+namespace mg::cluster {
+
+using namespace std::chrono;
+
+void configure(caf::actor_system_config& cfg) {
+  cfg.load<caf::io::middleman>();
+  cfg.set("middleman.heartbeat-interval", caf::timespan{seconds(2)});
+  cfg.set("middleman.connection-timeout", caf::timespan{seconds(10)});
+}
+
+std::string random_nonce() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static const char* hex = "0123456789abcdef";
+  std::string s(32, '0');
+  for (auto& c : s)
+    c = hex[rng() & 15];
+  return s;
+}
+
+movement_client::movement_client(caf::actor_system& sys, milliseconds timeout)
+    : sys_(sys), self_(sys), timeout_(timeout) {}
+
+std::string movement_client::describe(const caf::error& e, const char* what) const {
+  if (e.category() == actors::cluster_error_category &&
+      e.context().match_elements<int32_t, std::string>())
+    return std::string(what) + " refused by movegate at " + where_ + " (" +
+           std::to_string(e.context().get_as<int32_t>(0)) +
+           "): " + e.context().get_as<std::string>(1);
+  if (e == caf::sec::request_timeout)
+    return std::string(what) + ": no answer from movegate at " + where_ + " within " +
+           std::to_string(timeout_.count()) + " ms (peer dead, frozen or unreachable)";
+  if (e == caf::sec::request_receiver_down)
+    return std::string(what) + ": movegate at " + where_ +
+           " is gone (its node went down or the connection was lost)";
+  return std::string(what) + " failed against movegate at " + where_ + ": " + sys_.render(e);
+}
+
+void movement_client::connect(const std::string& host, uint16_t port) {
+  where_ = host + ":" + std::to_string(port);
+  session_ = nullptr;
+  api_ = nullptr;
+  auto expected_ifs = sys_.message_types(caf::detail::type_list<actors::movement_api_actor>{});
+  std::string failure;
+  self_->request(sys_.middleman().actor_handle(), timeout_, caf::connect_atom::value, host, port)
+      .receive(
+          [&](const caf::node_id&, caf::strong_actor_ptr& ptr, std::set<std::string>& ifs) {
+            if (!ptr)
+              failure = "no actor is published at " + where_;
+            else if (ifs != expected_ifs)
+              failure = "the actor published at " + where_ +
+                        " is not a movegate movement_api (protocol mismatch)";
+            else
+              api_ = caf::actor_cast<actors::movement_api_actor>(std::move(ptr));
+          },
+          [&](caf::error& e) {
+            failure = e == caf::sec::request_timeout
+                          ? "connect: no answer from " + where_ + " within " +
+                                std::to_string(timeout_.count()) + " ms"
+                          : "connect: cannot reach movegate at " + where_ + ": " + sys_.render(e);
+          });
+  if (!failure.empty())
+    throw client_error(failure);
+}
+
+void movement_client::login(const std::string& key_id, const std::string& secret) {
+  auto ts =
+      static_cast<uint64_t>(duration_cast<seconds>(system_clock::now().time_since_epoch()).count());
+  auto nonce = random_nonce();
+  login_with(key_id, ts, nonce, api::sign_cluster_login(secret, key_id, std::to_string(ts), nonce));
+}
+
+void movement_client::login_with(const std::string& key_id, uint64_t timestamp,
+                                 const std::string& nonce, const std::string& signature_hex) {
+  if (!api_)
+    throw client_error("login: not connected");
+  if (timestamp == 0)
+    timestamp = static_cast<uint64_t>(
+        duration_cast<seconds>(system_clock::now().time_since_epoch()).count());
+  session_ = nullptr;
+  std::string failure;
+  self_->request(api_, timeout_, actors::login_atom::value, key_id, timestamp, nonce, signature_hex)
+      .receive(
+          [&](caf::actor& s) {
+            session_ = caf::actor_cast<actors::movement_session>(std::move(s));
+          },
+          [&](caf::error& e) { failure = describe(e, "login"); });
+  if (!failure.empty())
+    throw client_error(failure);
+  if (!session_)
+    throw client_error("login: movegate at " + where_ + " answered without a session");
+}
+
+template <class... Ts> reply movement_client::call(const char* what, Ts&&... xs) {
+  if (!session_)
+    throw client_error(std::string(what) + ": not logged in");
+  reply r;
+  std::string failure;
+  self_->request(session_, timeout_, std::forward<Ts>(xs)...)
+      .receive(
+          [&](int32_t status, std::string& body) {
+            r.status = status;
+            r.body = std::move(body);
+          },
+          [&](caf::error& e) { failure = describe(e, what); });
+  if (!failure.empty())
+    throw client_error(failure);
+  return r;
+}
+
+reply movement_client::create(const std::string& json_body) {
+  return call("create", actors::create_atom::value, json_body);
+}
+reply movement_client::approve(const std::string& id, const std::string& json_body) {
+  return call("approve", actors::approve_atom::value, id, json_body);
+}
+reply movement_client::reject(const std::string& id, const std::string& json_body) {
+  return call("reject", actors::reject_atom::value, id, json_body);
+}
+reply movement_client::cancel(const std::string& id, const std::string& json_body) {
+  return call("cancel", actors::cancel_atom::value, id, json_body);
+}
+reply movement_client::get(const std::string& id) {
+  return call("get", actors::get_atom::value, id);
+}
+reply movement_client::list(const std::string& query) {
+  return call("list", actors::list_atom::value, query);
+}
+
+} // namespace mg::cluster

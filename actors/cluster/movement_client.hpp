@@ -1,0 +1,89 @@
+#pragma once
+// movegate_client: what a sibling C++ service links to talk to a
+// `movegate serve` over CAF (SPEC §8) instead of HTTP. It needs only CAF
+// and domain/ (signing), never PostgreSQL.
+//
+//   caf::actor_system_config cfg;
+//   mg::cluster::configure(cfg);                // middleman + heartbeats
+//   caf::actor_system sys{cfg};
+//   mg::cluster::movement_client c(sys);
+//   c.connect("127.0.0.1", 4242);               // bounded by the timeout
+//   c.login("ops-1", secret);                   // HMAC login proof
+//   auto r = c.create(R"({"template_key": …})"); // {201, movement JSON}
+//
+// Calls answer {status, body} exactly as /v3 would (403, 404, 409, 429 …);
+// transport failures (nothing listening, no answer in time, peer gone,
+// login refused) throw client_error with a message saying which.
+#include <caf/all.hpp>
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "actors/protocol.hpp"
+
+namespace mg::cluster {
+
+struct reply {
+  int status = 0;
+  std::string body;
+};
+
+class client_error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Loads CAF's middleman with heartbeats on; call on the config before the
+/// actor system is made.
+void configure(caf::actor_system_config& cfg);
+
+/// One connection and (after login) one session. Not thread-safe: use it
+/// from one thread (its calls block on a scoped actor).
+class movement_client {
+public:
+  explicit movement_client(caf::actor_system& sys,
+                           std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+  /// Connects to the movement_api published at host:port; throws
+  /// client_error when nothing listens, nothing answers within the timeout,
+  /// or the actor there is not a movement_api.
+  void connect(const std::string& host, uint16_t port);
+
+  /// Logs in with an API key (actors/protocol.hpp's login proof); throws
+  /// client_error with the server's reason (e.g. "unknown key", "bad
+  /// signature", "replayed nonce").
+  void login(const std::string& key_id, const std::string& secret);
+
+  /// As login(), with the proof's parts given (tests: replay, bad
+  /// signature). `timestamp` 0 = now.
+  void login_with(const std::string& key_id, uint64_t timestamp, const std::string& nonce,
+                  const std::string& signature_hex);
+
+  reply create(const std::string& json_body);
+  reply approve(const std::string& id, const std::string& json_body = "{}");
+  reply reject(const std::string& id, const std::string& json_body = "{}");
+  reply cancel(const std::string& id, const std::string& json_body = "{}");
+  reply get(const std::string& id);
+  /// `query` as after '?' in GET /v3/movements, e.g. "state=EXECUTING".
+  reply list(const std::string& query = "");
+
+  bool logged_in() const { return static_cast<bool>(session_); }
+  const std::string& where() const { return where_; }
+
+private:
+  template <class... Ts> reply call(const char* what, Ts&&... xs);
+  std::string describe(const caf::error& e, const char* what) const;
+
+  caf::actor_system& sys_;
+  caf::scoped_actor self_;
+  std::chrono::milliseconds timeout_;
+  std::string where_;
+  actors::movement_api_actor api_;
+  actors::movement_session session_;
+};
+
+/// 32 random hex characters (a fresh login nonce).
+std::string random_nonce();
+
+} // namespace mg::cluster
