@@ -16,12 +16,8 @@ std::optional<std::uint64_t> unsigned_member(const json::value& o, const char* k
     return v.GetUint64();
   if (v.IsString()) {
     auto parsed = uint256::from_decimal(v.GetString());
-    if (parsed && parsed->to_big_endian().size() <= 8) {
-      std::uint64_t out = 0;
-      for (unsigned char c : parsed->to_big_endian())
-        out = out << 8 | c;
-      return out;
-    }
+    if (auto small = parsed ? parsed->to_u64() : std::nullopt)
+      return small;
   }
   throw evm_refusal{"CONFIG_INVALID", std::string("config.") + key + " must be an integer"};
 }

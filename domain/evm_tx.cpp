@@ -69,13 +69,11 @@ std::optional<eip1559_tx> parse_eip1559_signing_data(std::string_view bytes) {
   if (f[5].is_list || (f[5].payload.size() != 20 && !f[5].payload.empty()) || f[7].is_list ||
       !f[8].is_list || !f[8].payload.empty())
     return std::nullopt;
-  auto chain_bytes = chain->to_big_endian();
-  if (chain_bytes.size() > 8)
+  auto chain_id = chain->to_u64();
+  if (!chain_id)
     return std::nullopt;
   eip1559_tx tx;
-  tx.chain_id = 0;
-  for (unsigned char c : chain_bytes)
-    tx.chain_id = tx.chain_id << 8 | c;
+  tx.chain_id = *chain_id;
   tx.nonce = *nonce;
   tx.max_priority_fee_per_gas = *priority;
   tx.max_fee_per_gas = *max_fee;

@@ -169,4 +169,10 @@ std::ostream& operator<<(std::ostream& out, const uint256& v) {
   return out << v.to_decimal();
 }
 
+std::optional<std::uint64_t> uint256::to_u64() const {
+  if (limbs_[1] | limbs_[2] | limbs_[3])
+    return std::nullopt;
+  return limbs_[0];
+}
+
 } // namespace mg::domain

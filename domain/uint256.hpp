@@ -38,6 +38,8 @@ public:
   /// Exactly 32 big-endian bytes (ABI words, signature halves).
   std::string to_big_endian_32() const;
 
+  /// The value when it fits in 64 bits (chain ids, nonces, block numbers).
+  std::optional<std::uint64_t> to_u64() const;
   bool is_zero() const { return (limbs_[0] | limbs_[1] | limbs_[2] | limbs_[3]) == 0; }
 
   /// a + b, a - b, a * b; nullopt when the result leaves [0, 2^256 - 1].

@@ -210,15 +210,10 @@ std::optional<domain::prepared_action> evm_executor::prepare(const domain::execu
   }
   auto mined = rpc.transaction_count(from, "latest");
   auto pending = rpc.transaction_count(from, "pending");
-  auto small = [](const uint256& v) {
-    std::uint64_t out = 0;
-    for (unsigned char ch : v.to_big_endian())
-      out = out << 8 | ch;
-    return out;
-  };
   auto conn = pool_->acquire();
   const db::evm_sender s{c.chain_id, lower(sender())};
-  const auto nonce = db::reserve_nonce(*conn, s, owner_of(ctx), small(mined), small(pending));
+  const auto nonce = db::reserve_nonce(*conn, s, owner_of(ctx), mined.to_u64().value_or(0),
+                                       pending.to_u64().value_or(0));
   domain::eip1559_tx tx;
   tx.chain_id = c.chain_id;
   tx.nonce = nonce;
@@ -271,9 +266,7 @@ step_result evm_executor::submit(const domain::execution_context& ctx,
     return failed("SIGNATURE_MISMATCH", "the signature does not recover to " + sender());
   const auto raw = domain::signed_raw(*tx, *sig);
   const auto hash = domain::transaction_hash(raw);
-  std::uint64_t nonce = 0;
-  for (unsigned char ch : tx->nonce.to_big_endian())
-    nonce = nonce << 8 | ch;
+  const std::uint64_t nonce = tx->nonce.to_u64().value_or(0);
   const db::evm_sender s{c.chain_id, lower(sender())};
   {
     auto conn = pool_->acquire();

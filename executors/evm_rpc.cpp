@@ -22,14 +22,10 @@ domain::uint256 quantity(const std::string& result_json, const char* what) {
 }
 
 std::uint64_t small_quantity(const std::string& result_json, const char* what) {
-  auto v = quantity(result_json, what);
-  auto bytes = v.to_big_endian();
-  if (bytes.size() > 8)
+  auto v = quantity(result_json, what).to_u64();
+  if (!v)
     throw domain::executor_error(std::string(what) + ": out of range");
-  std::uint64_t out = 0;
-  for (unsigned char c : bytes)
-    out = out << 8 | c;
-  return out;
+  return *v;
 }
 
 std::string bytes_of(const json::value& v, const char* what) {

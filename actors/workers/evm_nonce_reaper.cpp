@@ -11,13 +11,6 @@ namespace {
 
 constexpr int batch = 100;
 
-std::uint64_t as_u64(const domain::uint256& v) {
-  std::uint64_t out = 0;
-  for (unsigned char c : v.to_big_endian())
-    out = out << 8 | c;
-  return out;
-}
-
 } // namespace
 
 pass_result evm_nonce_reaper_pass(db::connection_slot& conn,
@@ -39,7 +32,7 @@ pass_result evm_nonce_reaper_pass(db::connection_slot& conn,
     if (!mined.count(key)) {
       try {
         auto address = domain::parse_0x_hex(r.sender.address).value_or("");
-        mined[key] = as_u64(chain->second.transaction_count(address, "latest"));
+        mined[key] = chain->second.transaction_count(address, "latest").to_u64().value_or(0);
       } catch (const std::exception& ex) {
         log::warn("evm_nonce_reaper: chain did not answer",
                   {{"chain_id", std::to_string(r.sender.chain_id)}, {"error", ex.what()}});

@@ -123,4 +123,11 @@ BOOST_AUTO_TEST_CASE(arithmetic_agrees_with_128_bit_integers) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(fits_in_64_bits_only_when_it_does) {
+  BOOST_TEST(*uint256(0).to_u64() == 0u);
+  BOOST_TEST(*uint256::from_decimal("18446744073709551615")->to_u64() == 18446744073709551615u);
+  BOOST_TEST(!uint256::from_decimal("18446744073709551616")->to_u64());
+  BOOST_TEST(!uint256::max().to_u64());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
