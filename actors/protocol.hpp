@@ -42,6 +42,27 @@ using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
 using get_atom = caf::atom_constant<caf::atom("get")>;
 /// GET /v3/movements?query through a session.
 using list_atom = caf::atom_constant<caf::atom("list")>;
+/// Subscribe a sibling's actor to movement events (SPEC §6 over §8).
+using subscribe_atom = caf::atom_constant<caf::atom("subscribe")>;
+/// End a subscription.
+using unsub_atom = caf::atom_constant<caf::atom("unsub")>;
+/// One pushed movement event: (event_atom, request_id, event_id, seq, json).
+using event_atom = caf::atom_constant<caf::atom("event")>;
+
+// Remote providers (issue 6): a sibling offers an executor or a signer as
+// an actor; movegate calls it with the port's values as JSON strings
+// (domain/provider_json.hpp) and a finite timeout.
+/// Register the sender's executor actor under a key, through a session.
+using reg_exec_atom = caf::atom_constant<caf::atom("reg_exec")>;
+/// Register a signer actor under a key, through a session.
+using reg_sign_atom = caf::atom_constant<caf::atom("reg_sign")>;
+using preflight_atom = caf::atom_constant<caf::atom("preflight")>;
+using prepare_atom = caf::atom_constant<caf::atom("prepare")>;
+using submit_atom = caf::atom_constant<caf::atom("submit")>;
+using observe_atom = caf::atom_constant<caf::atom("observe")>;
+using recover_atom = caf::atom_constant<caf::atom("recover")>;
+using health_atom = caf::atom_constant<caf::atom("health")>;
+using sign_atom = caf::atom_constant<caf::atom("sign")>;
 
 // --- interfaces ------------------------------------------------------------
 
@@ -131,6 +152,63 @@ using movement_session = caf::typed_actor<
     // GET /v3/movements/{id} (scope read).
     caf::replies_to<get_atom, std::string>::with<int32_t, std::string>,
     // GET /v3/movements?<raw query> (scope read), e.g. "state=EXECUTING&limit=10".
-    caf::replies_to<list_atom, std::string>::with<int32_t, std::string>>;
+    caf::replies_to<list_atom, std::string>::with<int32_t, std::string>,
+    // (subscribe, request_id or "" for every request, after_event_id or "",
+    // subscriber) (scope read): from now on (or right after event
+    // after_event_id, to resume without a gap) `subscriber` receives
+    // (event_atom, request_id, event_id, uint64_t seq, item_json) per
+    // movement_events row, in seq order; item_json is the item GET
+    // /v3/movements/{id}/events gives. Answers (200, {"request_id",
+    // "after_seq"}), 400 bad id, 403 scope, 404 no such request or event.
+    // The subscription ends when `subscriber` goes down (or its node).
+    caf::replies_to<subscribe_atom, std::string, std::string, caf::actor>::with<int32_t,
+                                                                                std::string>,
+    // (unsub, request_id or "" for all of them, subscriber): (200, {"removed": n}).
+    caf::replies_to<unsub_atom, std::string, caf::actor>::with<int32_t, std::string>,
+    // (reg_exec, executor_key, actor) (scope admin): workers call `actor`
+    // (a remote_executor_actor) for nodes with that executor_key until it
+    // or this session goes down. (200, {"registered", "kind"}); 400 bad
+    // key; 403 scope; 409 a local provider or another live actor has it.
+    caf::replies_to<reg_exec_atom, std::string, caf::actor>::with<int32_t, std::string>,
+    // (reg_sign, signer_key, actor): as reg_exec, for a remote_signer_actor.
+    caf::replies_to<reg_sign_atom, std::string, caf::actor>::with<int32_t, std::string>>;
+
+/// One per serve process, linked to the movement_api: polls new
+/// movement_events rows (one short read per ~100 ms tick, only while
+/// someone is subscribed) and pushes each to the subscribers whose filter
+/// it matches; monitors every subscriber and forgets it when it goes down.
+/// Sessions delegate subscribe/unsub to it after their scope check.
+using event_fanout_actor = caf::typed_actor<
+    // As movement_session's subscribe, scope already checked.
+    caf::replies_to<subscribe_atom, std::string, std::string, caf::actor>::with<int32_t,
+                                                                                std::string>,
+    // As movement_session's unsub.
+    caf::replies_to<unsub_atom, std::string, caf::actor>::with<int32_t, std::string>,
+    // Poll timer; the generation tells stale timers apart.
+    caf::reacts_to<tick_atom, uint64_t>,
+    // {"subscribers": n, "subscriptions": n, "delivered": n, "cursor": seq}
+    caf::replies_to<status_atom>::with<std::string>>;
+
+/// An executor a sibling offers (domain::executor over messages). Every
+/// argument and answer is JSON text of domain/provider_json.hpp; "null"
+/// stands for nullopt (preflight: go on; prepare: nothing to submit) and
+/// for no signature. A failure is any caf::error answer (e.g. category
+/// cluster_error_category with (int32_t, message)); movegate treats it,
+/// a timeout (MG_EXECUTOR_TIMEOUT_SECONDS) or a lost peer as
+/// domain::executor_error.
+using remote_executor_actor = caf::typed_actor<
+    caf::replies_to<preflight_atom, std::string>::with<std::string>, // ctx → step_result|null
+    caf::replies_to<prepare_atom, std::string>::with<std::string>,   // ctx → prepared_action|null
+    // (ctx, prepared_action, sign_result|null) → step_result
+    caf::replies_to<submit_atom, std::string, std::string, std::string>::with<std::string>,
+    caf::replies_to<observe_atom, std::string>::with<std::string>, // ctx → step_result
+    caf::replies_to<recover_atom, std::string>::with<std::string>, // ctx → recover_result
+    caf::replies_to<health_atom>::with<std::string>>;              // → health_result
+
+/// A signer a sibling offers, as remote_executor_actor.
+using remote_signer_actor =
+    caf::typed_actor<caf::replies_to<sign_atom, std::string>::with<std::string>, // sign_request →
+                                                                                 // sign_result
+                     caf::replies_to<health_atom>::with<std::string>>; // → health_result
 
 } // namespace mg::actors

@@ -4,6 +4,7 @@
 #include <csignal>
 
 #include "actors/cluster/movement_api.hpp"
+#include "actors/cluster/remote_providers.hpp"
 #include "actors/runtime.hpp"
 #include "actors/runtime_status.hpp"
 #include "actors/system_config.hpp"
@@ -100,6 +101,8 @@ int cmd_serve(const args&) {
                                         {"workers_enabled", s.workers_enabled},
                                         {"wakeups_enabled", s.wakeups_enabled}});
   auto providers = executors::configured_providers(s);
+  // Siblings may offer providers over the cluster door; local keys win.
+  providers.remote = actors::remote_providers(providers, s.executor_timeout_seconds);
   if (!s.workers_enabled) {
     db::plan_cache plans;
     return serve_front_doors_only(s, plans, providers);

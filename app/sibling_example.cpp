@@ -1,12 +1,15 @@
 // movegate-sibling: an example sibling service (SPEC §8). Over CAF alone
 // (no HTTP) it connects to a `movegate serve`'s movement_api, logs in with
 // two API keys (four-eyes: one creates, the other approves), creates and
-// approves a movement and follows it with `get` until COMPLETED, printing
-// every state change. Exit 0 on COMPLETED, 1 on any other end or error.
+// approves a movement and follows it until COMPLETED, printing every state
+// change: with `get` every 100 ms (--follow poll, the default) or by the
+// events the server pushes to a subscription (--follow events). Exit 0 on
+// COMPLETED, 1 on any other end or error.
 //
 //   movegate-sibling --cluster 127.0.0.1:4242 --keys keys.json
 //       --creator ops-1 --approver ops-2 --template e2e_chain
 //       [--asset USDC] [--amount 1] [--input '{"to": "0xabc"}'] [--timeout 60]
+//       [--follow poll|events]
 //
 // --keys is a file in MG_API_KEYS_FILE's format holding both keys.
 #include <chrono>
@@ -28,7 +31,7 @@ namespace {
 int usage() {
   std::cerr << "usage: movegate-sibling --cluster HOST:PORT --keys FILE --creator KEY_ID"
                " --approver KEY_ID --template KEY [--asset A] [--amount N] [--input JSON]"
-               " [--timeout SECONDS]\n";
+               " [--timeout SECONDS] [--follow poll|events]\n";
   return 2;
 }
 
@@ -54,8 +57,11 @@ std::string node_states(const std::string& body) {
 } // namespace
 
 int main(int argc, char** argv) {
-  std::map<std::string, std::string> flags{
-      {"--asset", "USDC"}, {"--amount", "1"}, {"--input", "{}"}, {"--timeout", "60"}};
+  std::map<std::string, std::string> flags{{"--asset", "USDC"},
+                                           {"--amount", "1"},
+                                           {"--input", "{}"},
+                                           {"--timeout", "60"},
+                                           {"--follow", "poll"}};
   for (int i = 1; i + 1 < argc; i += 2)
     flags[argv[i]] = argv[i + 1];
   if (argc % 2 == 0)
@@ -63,6 +69,9 @@ int main(int argc, char** argv) {
   for (auto f : {"--cluster", "--keys", "--creator", "--approver", "--template"})
     if (flags[f].empty())
       return usage();
+  if (flags["--follow"] != "poll" && flags["--follow"] != "events")
+    return usage();
+  bool by_events = flags["--follow"] == "events";
   try {
     std::ifstream in(flags["--keys"]);
     if (!in)
@@ -91,6 +100,14 @@ int main(int argc, char** argv) {
     approver.login(flags["--approver"], secrets[flags["--approver"]]);
     std::cout << "logged in at " << creator.where() << " as " << flags["--creator"] << " and "
               << flags["--approver"] << std::endl;
+    // Subscribed before create, so request_created is not missed: the
+    // movement's id is known only once create answers.
+    if (by_events) {
+      auto sub = creator.subscribe();
+      if (sub.status != 200)
+        throw std::runtime_error("subscribe answered " + std::to_string(sub.status) + ": " +
+                                 sub.body);
+    }
 
     std::string body = "{\"template_key\": " + mg::json::quote(flags["--template"]) +
                        ", \"intent\": {\"asset\": " + mg::json::quote(flags["--asset"]) +
@@ -114,7 +131,26 @@ int main(int argc, char** argv) {
                                      "CANCELLED", "EXPIRED", "MANUAL_INTERVENTION"};
     std::string last;
     auto deadline = steady_clock::now() + seconds(std::stoi(flags["--timeout"]));
-    while (steady_clock::now() < deadline) {
+    while (by_events && steady_clock::now() < deadline) {
+      auto left = duration_cast<milliseconds>(deadline - steady_clock::now());
+      auto e = creator.next_event(std::max(left, milliseconds(1)));
+      if (!e || e->request_id != id)
+        continue;
+      auto item = mg::json::parse(e->json);
+      if (!item || !item->IsObject() || !item->HasMember("payload"))
+        continue;
+      auto& payload = (*item)["payload"];
+      auto state = mg::json::get_string(payload, "request_state");
+      std::cout << "event " << mg::json::get_string(*item, "event_type") << " "
+                << mg::json::get_string(payload, "node_key") << std::endl;
+      if (!state.empty() && state != last) {
+        std::cout << "state " << state << std::endl;
+        last = state;
+      }
+      if (ends.count(state))
+        return state == "COMPLETED" ? 0 : 1;
+    }
+    while (!by_events && steady_clock::now() < deadline) {
       auto r = creator.get(id);
       if (r.status != 200)
         throw std::runtime_error("get answered " + std::to_string(r.status) + ": " + r.body);

@@ -134,18 +134,37 @@ public:
   virtual health_result health() = 0;
 };
 
-/// Executors and signers by key; shared by the workers of one process.
+/// Providers that come and go while the process runs (a sibling's remote
+/// actor, SPEC §8). Thread-safe. A pointer it returns stays valid for the
+/// life of the source even after the provider leaves: its calls then throw
+/// executor_error, so a worker holding it never touches freed memory.
+class provider_source {
+public:
+  virtual ~provider_source() = default;
+  virtual executor* find_executor(const std::string& key) const = 0;
+  virtual signer* find_signer(const std::string& key) const = 0;
+};
+
+/// Executors and signers by key; shared by the workers of one process. The
+/// maps are filled at start-up and only read afterwards; `remote` (may be
+/// null) is consulted for keys no local provider has, so a sibling can
+/// never shadow a built-in one.
 struct provider_registry {
   std::map<std::string, std::shared_ptr<executor>> executors;
   std::map<std::string, std::shared_ptr<signer>> signers;
+  std::shared_ptr<const provider_source> remote;
 
   executor* find_executor(const std::string& key) const {
     auto it = executors.find(key);
-    return it == executors.end() ? nullptr : it->second.get();
+    if (it != executors.end())
+      return it->second.get();
+    return remote ? remote->find_executor(key) : nullptr;
   }
   signer* find_signer(const std::string& key) const {
     auto it = signers.find(key);
-    return it == signers.end() ? nullptr : it->second.get();
+    if (it != signers.end())
+      return it->second.get();
+    return remote ? remote->find_signer(key) : nullptr;
   }
 };
 

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <variant>
 
+#include "actors/cluster/event_fanout.hpp"
+#include "actors/cluster/remote_providers.hpp"
 #include "config/log.hpp"
 #include "domain/json.hpp"
 #include "persistence/db.hpp"
@@ -145,6 +147,33 @@ movement_session::behavior_type session(session_pointer self, std::shared_ptr<cl
           return self->state.door->movements.get(self->state.who, id);
         });
       },
+      [self](subscribe_atom, const std::string& id, const std::string& after,
+             const caf::actor& subscriber) -> caf::result<int32_t, std::string> {
+        // Scope and rate limit here; the fan-out owns the subscription.
+        bool admitted = false;
+        auto refused =
+            guarded(self, "subscribe", api::scope::read, nullptr, [&](const json::value&) {
+              admitted = true;
+              return api::reply{200, "{}", {}};
+            });
+        if (!admitted)
+          return {std::get<0>(refused), std::move(std::get<1>(refused))};
+        return self->delegate(self->state.door->fanout, subscribe_atom::value, id, after,
+                              subscriber);
+      },
+      [self](unsub_atom, const std::string& id,
+             const caf::actor& subscriber) -> caf::result<int32_t, std::string> {
+        return self->delegate(self->state.door->fanout, unsub_atom::value, id, subscriber);
+      },
+      // Remote providers (issue 6): actors/cluster/remote_providers.hpp.
+      [self](reg_exec_atom, const std::string& key, const caf::actor& provider) -> call_result {
+        return register_remote_provider(self->system(), self->state.who, provider_kind::executor,
+                                        key, provider, caf::actor_cast<caf::actor>(self));
+      },
+      [self](reg_sign_atom, const std::string& key, const caf::actor& provider) -> call_result {
+        return register_remote_provider(self->system(), self->state.who, provider_kind::signer, key,
+                                        provider, caf::actor_cast<caf::actor>(self));
+      },
       [self](list_atom, const std::string& raw_query) -> call_result {
         return guarded(self, "list", api::scope::read, nullptr, [&](const json::value&) {
           auto q = list_params(raw_query);
@@ -232,6 +261,10 @@ caf::result<caf::actor> login(api_pointer self, const std::string& key_id, uint6
 movement_api_actor::behavior_type movement_api(api_pointer self,
                                                std::shared_ptr<cluster_door> door) {
   self->state.door = std::move(door);
+  // Linked, so it stops with the front door; it catches its own errors, so
+  // a database hiccup never ends the subscriptions.
+  self->state.door->fanout =
+      spawn_event_fanout(self, self->state.door->pool, self->state.door->subscribers);
   // A session ending normally must not take the front door down.
   // Only a shutdown (or kill) takes the front door down, and with it every
   // linked session; a session ending, however it ends, does not.
@@ -246,7 +279,8 @@ movement_api_actor::behavior_type movement_api(api_pointer self,
       },
       [self](status_atom) {
         return "{\"logins\":" + std::to_string(self->state.logins) +
-               ",\"refused\":" + std::to_string(self->state.refused) + "}";
+               ",\"refused\":" + std::to_string(self->state.refused) +
+               ",\"subscribers\":" + std::to_string(self->state.door->subscribers->load()) + "}";
       },
   };
 }

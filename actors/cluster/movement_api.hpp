@@ -35,6 +35,11 @@ struct cluster_door {
   /// Empty: no limit.
   std::function<int(const std::string& key_id)> rate_limit;
   std::atomic<long> logins_since_prune{0};
+  /// Where sessions delegate subscribe/unsub; spawned by (and linked to)
+  /// the movement_api actor before it takes its first login.
+  event_fanout_actor fanout;
+  /// The fan-out's live subscriber count, for movement_api's status.
+  std::shared_ptr<std::atomic<uint64_t>> subscribers = std::make_shared<std::atomic<uint64_t>>(0);
 };
 
 /// MG_CLUSTER_ADDR split at the last ':' ("[::1]:4242" loses its brackets).

@@ -133,4 +133,38 @@ reply movement_client::list(const std::string& query) {
   return call("list", actors::list_atom::value, query);
 }
 
+// The subscriber is this client's scoped actor: pushed events wait in its
+// mailbox (a blocking receive leaves messages it does not match there), and
+// when the client goes away the server sees it down and drops it.
+reply movement_client::subscribe(const std::string& id, const std::string& after_event_id) {
+  return call("subscribe", actors::subscribe_atom::value, id, after_event_id,
+              caf::actor_cast<caf::actor>(self_));
+}
+reply movement_client::unsubscribe(const std::string& id) {
+  return call("unsubscribe", actors::unsub_atom::value, id, caf::actor_cast<caf::actor>(self_));
+}
+
+std::optional<pushed_event> movement_client::next_event(milliseconds timeout) {
+  std::optional<pushed_event> out;
+  self_->receive(
+      [&](actors::event_atom, std::string& request_id, std::string& event_id, uint64_t seq,
+          std::string& json) {
+        out = pushed_event{std::move(request_id), std::move(event_id), seq, std::move(json)};
+      },
+      caf::after(timeout) >> [] {});
+  return out;
+}
+
+std::string movement_client::api_status() {
+  if (!api_)
+    throw client_error("status: not connected");
+  std::string out, failure;
+  self_->request(api_, timeout_, actors::status_atom::value)
+      .receive([&](std::string& s) { out = std::move(s); },
+               [&](caf::error& e) { failure = describe(e, "status"); });
+  if (!failure.empty())
+    throw client_error(failure);
+  return out;
+}
+
 } // namespace mg::cluster

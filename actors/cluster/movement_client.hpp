@@ -17,6 +17,7 @@
 #include <caf/all.hpp>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -27,6 +28,16 @@ namespace mg::cluster {
 struct reply {
   int status = 0;
   std::string body;
+};
+
+/// A movement event pushed to a subscribed client.
+struct pushed_event {
+  std::string request_id;
+  std::string event_id;
+  /// movement_events.seq: events of one request arrive in increasing seq.
+  uint64_t seq = 0;
+  /// The item GET /v3/movements/{id}/events gives for this event.
+  std::string json;
 };
 
 class client_error : public std::runtime_error {
@@ -68,11 +79,34 @@ public:
   /// `query` as after '?' in GET /v3/movements, e.g. "state=EXECUTING".
   reply list(const std::string& query = "");
 
+  /// Subscribes this client to the events of request `id` ("" = every
+  /// request the key may read), from now on or right after event
+  /// `after_event_id` (resume without a gap). Needs scope read (else 403).
+  /// Events then queue up for next_event().
+  reply subscribe(const std::string& id = "", const std::string& after_event_id = "");
+  /// Ends the subscription to `id` ("" = all of this client's).
+  reply unsubscribe(const std::string& id = "");
+  /// The next pushed event, waiting up to `timeout`; nullopt when none came.
+  std::optional<pushed_event> next_event(std::chrono::milliseconds timeout);
+
+  /// The movement_api's status JSON ({"logins", "refused", "subscribers"}).
+  std::string api_status();
+
+  /// Offers `provider` as executor `key` (scope admin, else 403) until it
+  /// or this session goes down; see spawn_executor_actor in
+  /// actors/cluster/provider_actor.hpp (defined in provider_actor.cpp).
+  reply register_executor(const std::string& key, const actors::remote_executor_actor& provider);
+  /// As register_executor, for a signer.
+  reply register_signer(const std::string& key, const actors::remote_signer_actor& provider);
+
   bool logged_in() const { return static_cast<bool>(session_); }
   const std::string& where() const { return where_; }
 
 private:
   template <class... Ts> reply call(const char* what, Ts&&... xs);
+  template <class Atom>
+  reply register_provider(const char* what, Atom atom, const std::string& key,
+                          const caf::actor& provider);
   std::string describe(const caf::error& e, const char* what) const;
 
   caf::actor_system& sys_;

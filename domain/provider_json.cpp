@@ -1,0 +1,326 @@
+#include "domain/provider_json.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "domain/json.hpp"
+
+namespace mg::domain {
+
+namespace {
+
+/// Writes one JSON object member by member; `raw` members are JSON text
+/// already (the context's JSON-valued fields) and are embedded as values.
+class object_writer {
+public:
+  object_writer& str(const char* k, const std::string& v) { return add(k, json::quote(v)); }
+  object_writer& num(const char* k, double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", v); // round-trips a double exactly
+    return add(k, text);
+  }
+  object_writer& integer(const char* k, long long v) { return add(k, std::to_string(v)); }
+  object_writer& boolean(const char* k, bool v) { return add(k, v ? "true" : "false"); }
+  object_writer& raw(const char* k, const std::string& v) { return add(k, v); }
+  std::string done() { return out_ + "}"; }
+
+private:
+  object_writer& add(const char* k, const std::string& v) {
+    out_ += (out_.size() > 1 ? "," : "") + json::quote(k) + ":" + v;
+    return *this;
+  }
+  std::string out_ = "{";
+};
+
+json::document parse_object(const std::string& text, const char* what) {
+  std::string why;
+  auto doc = json::parse(text, &why);
+  if (!doc || !doc->IsObject())
+    throw executor_error(std::string("malformed ") + what + " JSON" +
+                         (why.empty() ? "" : ": " + why));
+  return std::move(*doc);
+}
+
+std::string str(const json::value& o, const char* k, std::string fallback = {}) {
+  auto it = o.FindMember(k);
+  if (it == o.MemberEnd() || it->value.IsNull())
+    return fallback;
+  if (!it->value.IsString())
+    throw executor_error(std::string("member '") + k + "' must be a string");
+  return it->value.GetString();
+}
+
+/// A JSON-valued field back as text (default when absent).
+std::string raw(const json::value& o, const char* k, const char* fallback) {
+  auto it = o.FindMember(k);
+  return it == o.MemberEnd() ? fallback : json::dump(it->value);
+}
+
+int integer(const json::value& o, const char* k) {
+  auto it = o.FindMember(k);
+  if (it == o.MemberEnd())
+    return 0;
+  if (!it->value.IsInt())
+    throw executor_error(std::string("member '") + k + "' must be an integer");
+  return it->value.GetInt();
+}
+
+bool is_null(const std::string& text) {
+  auto first = text.find_first_not_of(" \t\r\n");
+  return first != std::string::npos && text.compare(first, 4, "null") == 0 &&
+         text.find_first_not_of(" \t\r\n", first + 4) == std::string::npos;
+}
+
+step_result step_result_of(const json::value& o) {
+  step_result r;
+  auto next = str(o, "next_state");
+  if (!next.empty()) {
+    r.next_state = parse_node_state(next);
+    if (!r.next_state)
+      throw executor_error("unknown next_state '" + next + "'");
+  }
+  r.provider_state = str(o, "provider_state");
+  r.provider_refs = raw(o, "provider_refs", "{}");
+  r.provider_ref_id = str(o, "provider_ref_id");
+  r.generated_artifacts = raw(o, "generated_artifacts", "[]");
+  auto it = o.FindMember("retry_after_seconds");
+  if (it != o.MemberEnd() && !it->value.IsNull()) {
+    if (!it->value.IsNumber())
+      throw executor_error("retry_after_seconds must be a number");
+    r.retry_after_seconds = it->value.GetDouble();
+  }
+  r.error_code = str(o, "error_code");
+  r.error_detail = str(o, "error_detail");
+  return r;
+}
+
+} // namespace
+
+std::string to_json(const execution_context& c) {
+  return object_writer()
+      .str("protocol_version", c.protocol_version)
+      .str("request_id", c.request_id)
+      .str("request_node_id", c.request_node_id)
+      .str("compiled_plan_hash", c.compiled_plan_hash)
+      .str("template_key", c.template_key)
+      .integer("template_version", c.template_version)
+      .str("node_key", c.node_key)
+      .str("node_kind", c.node_kind)
+      .str("action_type", c.action_type)
+      .integer("attempt_no", c.attempt_no)
+      .raw("intent", c.intent)
+      .raw("input_params", c.input_params)
+      .raw("resolved_bindings", c.resolved_bindings)
+      .raw("risk_controls", c.risk_controls)
+      .raw("prior_artifacts", c.prior_artifacts)
+      .raw("node_config", c.node_config)
+      .raw("provider_context", c.provider_context)
+      .raw("timeout_policy", c.timeout_policy)
+      .str("idempotency_key", c.idempotency_key)
+      .raw("provider_refs", c.provider_refs)
+      .done();
+}
+
+execution_context execution_context_from_json(const std::string& text) {
+  auto o = parse_object(text, "execution_context");
+  execution_context c;
+  c.protocol_version = str(o, "protocol_version", c.protocol_version);
+  c.request_id = str(o, "request_id");
+  c.request_node_id = str(o, "request_node_id");
+  c.compiled_plan_hash = str(o, "compiled_plan_hash");
+  c.template_key = str(o, "template_key");
+  c.template_version = integer(o, "template_version");
+  c.node_key = str(o, "node_key");
+  c.node_kind = str(o, "node_kind");
+  c.action_type = str(o, "action_type");
+  c.attempt_no = integer(o, "attempt_no");
+  c.intent = raw(o, "intent", "{}");
+  c.input_params = raw(o, "input_params", "{}");
+  c.resolved_bindings = raw(o, "resolved_bindings", "{}");
+  c.risk_controls = raw(o, "risk_controls", "{}");
+  c.prior_artifacts = raw(o, "prior_artifacts", "[]");
+  c.node_config = raw(o, "node_config", "{}");
+  c.provider_context = raw(o, "provider_context", "{}");
+  c.timeout_policy = raw(o, "timeout_policy", "{}");
+  c.idempotency_key = str(o, "idempotency_key");
+  c.provider_refs = raw(o, "provider_refs", "{}");
+  return c;
+}
+
+std::string to_json(const step_result& r) {
+  object_writer w;
+  if (r.next_state)
+    w.str("next_state", std::string(to_string(*r.next_state)));
+  w.str("provider_state", r.provider_state)
+      .raw("provider_refs", r.provider_refs)
+      .str("provider_ref_id", r.provider_ref_id)
+      .raw("generated_artifacts", r.generated_artifacts);
+  if (r.retry_after_seconds && std::isfinite(*r.retry_after_seconds)) // JSON has no NaN/inf
+    w.num("retry_after_seconds", *r.retry_after_seconds);
+  return w.str("error_code", r.error_code).str("error_detail", r.error_detail).done();
+}
+
+step_result step_result_from_json(const std::string& text) {
+  return step_result_of(parse_object(text, "step_result"));
+}
+
+std::string to_json(const std::optional<step_result>& r) {
+  return r ? to_json(*r) : "null";
+}
+
+std::optional<step_result> optional_step_result_from_json(const std::string& text) {
+  if (is_null(text))
+    return std::nullopt;
+  return step_result_from_json(text);
+}
+
+std::string to_json(const prepared_action& a) {
+  return object_writer()
+      .str("action_type", a.action_type)
+      .str("payload_format", a.payload_format)
+      .str("payload", a.payload)
+      .str("payload_hash", a.payload_hash)
+      .done();
+}
+
+prepared_action prepared_action_from_json(const std::string& text) {
+  auto o = parse_object(text, "prepared_action");
+  prepared_action a;
+  a.action_type = str(o, "action_type");
+  a.payload_format = str(o, "payload_format", a.payload_format);
+  a.payload = str(o, "payload");
+  a.payload_hash = str(o, "payload_hash");
+  return a;
+}
+
+std::string to_json(const std::optional<prepared_action>& a) {
+  return a ? to_json(*a) : "null";
+}
+
+std::optional<prepared_action> optional_prepared_action_from_json(const std::string& text) {
+  if (is_null(text))
+    return std::nullopt;
+  return prepared_action_from_json(text);
+}
+
+std::string to_json(const recover_result& r) {
+  const char* outcome = r.outcome == recover_outcome::found    ? "found"
+                        : r.outcome == recover_outcome::fenced ? "fenced"
+                                                               : "still_unknown";
+  return object_writer().str("outcome", outcome).raw("result", to_json(r.result)).done();
+}
+
+recover_result recover_result_from_json(const std::string& text) {
+  auto o = parse_object(text, "recover_result");
+  recover_result r;
+  auto outcome = str(o, "outcome");
+  if (outcome == "found")
+    r.outcome = recover_outcome::found;
+  else if (outcome == "fenced")
+    r.outcome = recover_outcome::fenced;
+  else if (outcome == "still_unknown")
+    r.outcome = recover_outcome::still_unknown;
+  else
+    throw executor_error("unknown recover outcome '" + outcome + "'");
+  auto it = o.FindMember("result");
+  if (it != o.MemberEnd()) {
+    if (!it->value.IsObject())
+      throw executor_error("recover result must be an object");
+    r.result = step_result_of(it->value);
+  }
+  return r;
+}
+
+std::string to_json(const health_result& h) {
+  return object_writer()
+      .boolean("implemented", h.implemented)
+      .boolean("up", h.up)
+      .str("detail", h.detail)
+      .str("signer_address", h.signer_address)
+      .done();
+}
+
+health_result health_result_from_json(const std::string& text) {
+  auto o = parse_object(text, "health_result");
+  health_result h;
+  auto flag = [&](const char* k, bool fallback) {
+    auto it = o.FindMember(k);
+    return it != o.MemberEnd() && it->value.IsBool() ? it->value.GetBool() : fallback;
+  };
+  h.implemented = flag("implemented", true);
+  h.up = flag("up", false); // an answer that does not say it is up is not up
+  h.detail = str(o, "detail");
+  h.signer_address = str(o, "signer_address");
+  return h;
+}
+
+std::string to_json(const sign_request& r) {
+  object_writer intent;
+  intent.str("action", r.intent.action)
+      .str("asset", r.intent.asset)
+      .str("amount", r.intent.amount)
+      .str("destination", r.intent.destination);
+  if (r.intent.max_fee_usd)
+    intent.str("max_fee_usd", *r.intent.max_fee_usd);
+  intent.str("chain_family", r.intent.chain_family)
+      .str("allowed_payload_hash", r.intent.allowed_payload_hash);
+  return object_writer()
+      .str("protocol_version", r.protocol_version)
+      .str("request_id", r.request_id)
+      .str("request_node_id", r.request_node_id)
+      .raw("intent", intent.done())
+      .str("payload_format", r.payload_format)
+      .str("payload", r.payload)
+      .str("payload_hash", r.payload_hash)
+      .raw("metadata", r.metadata)
+      .done();
+}
+
+sign_request sign_request_from_json(const std::string& text) {
+  auto o = parse_object(text, "sign_request");
+  sign_request r;
+  r.protocol_version = str(o, "protocol_version", r.protocol_version);
+  r.request_id = str(o, "request_id");
+  r.request_node_id = str(o, "request_node_id");
+  auto it = o.FindMember("intent");
+  if (it == o.MemberEnd() || !it->value.IsObject())
+    throw executor_error("sign_request.intent must be an object");
+  auto& i = it->value;
+  r.intent.action = str(i, "action");
+  r.intent.asset = str(i, "asset");
+  r.intent.amount = str(i, "amount");
+  r.intent.destination = str(i, "destination");
+  if (i.HasMember("max_fee_usd") && !i["max_fee_usd"].IsNull())
+    r.intent.max_fee_usd = str(i, "max_fee_usd");
+  r.intent.chain_family = str(i, "chain_family", r.intent.chain_family);
+  r.intent.allowed_payload_hash = str(i, "allowed_payload_hash");
+  r.payload_format = str(o, "payload_format");
+  r.payload = str(o, "payload");
+  r.payload_hash = str(o, "payload_hash");
+  r.metadata = raw(o, "metadata", "{}");
+  return r;
+}
+
+std::string to_json(const sign_result& s) {
+  return object_writer()
+      .str("signature", s.signature)
+      .str("signer_address", s.signer_address)
+      .done();
+}
+
+std::string to_json(const sign_result* s) {
+  return s ? to_json(*s) : "null";
+}
+
+sign_result sign_result_from_json(const std::string& text) {
+  auto o = parse_object(text, "sign_result");
+  return {str(o, "signature"), str(o, "signer_address")};
+}
+
+std::optional<sign_result> optional_sign_result_from_json(const std::string& text) {
+  if (is_null(text))
+    return std::nullopt;
+  return sign_result_from_json(text);
+}
+
+} // namespace mg::domain

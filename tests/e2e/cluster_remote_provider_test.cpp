@@ -1,0 +1,246 @@
+// Remote providers (issue 6) against a real `movegate serve`: a sibling's
+// actor registered as executor "remote_sim" runs a movement to COMPLETED;
+// one that never answers submit sends the node to UNKNOWN within
+// MG_EXECUTOR_TIMEOUT_SECONDS while the dispatcher keeps working; a dead
+// sibling's key is unregistered; registering needs scope admin.
+#include <atomic>
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <thread>
+
+#include "actors/cluster/movement_client.hpp"
+#include "actors/cluster/provider_actor.hpp"
+#include "domain/hash.hpp"
+#include "domain/provider_json.hpp"
+#include "tests/support/serve_fixture.hpp"
+
+using namespace mg;
+using namespace std::chrono;
+using namespace std::chrono_literals;
+
+namespace {
+
+using key = test::api_key_spec;
+
+const key admin{"sib-admin", "ad00ad00ad00ad00ad00ad00ad00ad00", R"(["admin", "read"])"};
+const key reader{"sib-reader", "4ead004ead004ead004ead004ead0001", R"(["read", "create"])"};
+
+const char* remote_template = R"({"template_key": "rp_one", "version": 1,
+    "nodes": [{"node_key": "send", "action_type": "chain_transfer",
+               "executor_key": "remote_sim", "side_effect": true, "config": {}}],
+    "edges": []})";
+const char* sim_template = R"({"template_key": "rp_sim", "version": 1,
+    "nodes": [{"node_key": "send", "action_type": "chain_transfer",
+               "executor_key": "sim", "side_effect": true, "config": {}}],
+    "edges": []})";
+
+/// Always succeeds: submit accepts, observe completes; counts submits.
+struct always_succeeds : domain::executor {
+  std::atomic<int> submits{0};
+  std::optional<domain::step_result> preflight(const domain::execution_context&) override {
+    return std::nullopt;
+  }
+  std::optional<domain::prepared_action> prepare(const domain::execution_context& ctx) override {
+    domain::prepared_action a;
+    a.action_type = ctx.action_type;
+    a.payload = "{\"key\":" + std::to_string(ctx.attempt_no) + "}";
+    a.payload_hash = domain::sha256_hex(a.payload);
+    return a;
+  }
+  domain::step_result submit(const domain::execution_context& ctx, const domain::prepared_action&,
+                             const domain::sign_result*) override {
+    ++submits;
+    domain::step_result r;
+    r.next_state = domain::node_state::submitted;
+    r.provider_refs = "{\"remote_ref\":\"" + ctx.idempotency_key + "\"}";
+    r.provider_ref_id = "remote-" + ctx.idempotency_key;
+    r.retry_after_seconds = 0.0;
+    return r;
+  }
+  domain::step_result observe(const domain::execution_context&) override {
+    domain::step_result r;
+    r.next_state = domain::node_state::completed;
+    return r;
+  }
+  domain::recover_result recover(const domain::execution_context&) override { return {}; }
+  domain::health_result health() override { return {}; }
+};
+
+/// Answers everything but submit, whose promises it keeps forever.
+struct silent_state {
+  std::vector<caf::typed_response_promise<std::string>> pending;
+  int submits = 0;
+};
+
+actors::remote_executor_actor::behavior_type
+never_answers_submit(actors::remote_executor_actor::stateful_pointer<silent_state> self) {
+  return {
+      [](actors::preflight_atom, const std::string&) { return std::string("null"); },
+      [](actors::prepare_atom, const std::string&) {
+        domain::prepared_action a{"chain_transfer", "json", "{}", domain::sha256_hex("{}")};
+        return domain::to_json(a);
+      },
+      [self](actors::submit_atom, const std::string&, const std::string&, const std::string&) {
+        ++self->state.submits;
+        auto rp = self->make_response_promise<std::string>();
+        self->state.pending.push_back(rp);
+        return rp;
+      },
+      [](actors::observe_atom, const std::string&) {
+        domain::step_result r;
+        r.next_state = domain::node_state::observing;
+        return domain::to_json(r);
+      },
+      // The key's fate stays unknown, so the node stays UNKNOWN.
+      [](actors::recover_atom, const std::string&) {
+        return domain::to_json(domain::recover_result{});
+      },
+      [](actors::health_atom) { return domain::to_json(domain::health_result{}); },
+  };
+}
+
+struct remote_fixture : test::serve_fixture {
+  int cluster_port = 0;
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  std::vector<caf::actor> providers; // stopped before the actor system ends
+
+  remote_fixture() {
+    add_template(remote_template);
+    add_template(sim_template);
+    keys = {admin, reader};
+    cluster::configure(cfg);
+    sys = std::make_unique<caf::actor_system>(cfg);
+  }
+  ~remote_fixture() {
+    for (auto& p : providers)
+      caf::anon_send_exit(p, caf::exit_reason::kill);
+    providers.clear();
+    stop();
+  }
+
+  void start_serve(std::map<std::string, std::string> extra = {}) {
+    cluster_port = test::free_port();
+    extra["MG_CLUSTER_ADDR"] = "127.0.0.1:" + std::to_string(cluster_port);
+    start("e2e-remote", extra);
+  }
+
+  std::unique_ptr<cluster::movement_client> session(caf::actor_system& s, const key& k) {
+    auto c = std::make_unique<cluster::movement_client>(s, 10s);
+    c->connect("127.0.0.1", static_cast<uint16_t>(cluster_port));
+    c->login(k.id, k.secret);
+    return c;
+  }
+
+  bool request_in(const std::string& id, const std::string& state, milliseconds timeout) {
+    return wait_for("SELECT request_state = '" + state + "' FROM movement_requests WHERE id = '" +
+                        id + "'",
+                    timeout);
+  }
+  bool node_in(const std::string& id, const std::string& state, milliseconds timeout) {
+    return wait_for("SELECT node_state = '" + state +
+                        "' FROM movement_request_nodes WHERE request_id = '" + id + "'",
+                    timeout);
+  }
+  std::string node_column(const std::string& id, const std::string& column) {
+    return scalar("SELECT " + column + " FROM movement_request_nodes WHERE request_id = '" + id +
+                  "'");
+  }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(cluster_remote_provider)
+
+BOOST_FIXTURE_TEST_CASE(remote_executor_runs_a_movement_to_completed, remote_fixture) {
+  start_serve();
+  auto c = session(*sys, admin);
+  auto impl = std::make_shared<always_succeeds>();
+  auto actor = cluster::spawn_executor_actor(*sys, impl);
+  providers.push_back(caf::actor_cast<caf::actor>(actor));
+  auto r = c->register_executor("remote_sim", actor);
+  BOOST_TEST(r.status == 200, r.body);
+  // A sibling cannot take over a local provider's key.
+  BOOST_TEST(c->register_executor("sim", actor).status == 409);
+
+  auto id = create_and_approve("rp_one");
+  BOOST_TEST(request_in(id, "COMPLETED", 20s), server->log());
+  BOOST_TEST(impl->submits.load() == 1);
+  BOOST_TEST(node_column(id, "provider_ref_id").rfind("remote-", 0) == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(unanswered_submit_goes_unknown_and_dispatcher_keeps_working,
+                        remote_fixture) {
+  start_serve({{"MG_EXECUTOR_TIMEOUT_SECONDS", "1"}});
+  auto c = session(*sys, admin);
+  auto silent = sys->spawn(never_answers_submit);
+  providers.push_back(caf::actor_cast<caf::actor>(silent));
+  BOOST_TEST(c->register_executor("remote_sim", silent).status == 200);
+
+  auto start = steady_clock::now();
+  auto stuck = create_and_approve("rp_one");
+  auto other = create_and_approve("rp_sim");
+  // Submit waited at most the 1 s timeout, then the recovery path owns it.
+  BOOST_TEST(node_in(stuck, "UNKNOWN", 10s), server->log());
+  BOOST_TEST(node_column(stuck, "error_code") == "SUBMIT_ERROR");
+  BOOST_TEST(request_in(other, "COMPLETED", 15s), server->log());
+  BOOST_TEST(duration_cast<seconds>(steady_clock::now() - start).count() < 15);
+  // And a movement created after it still runs.
+  auto later = create_and_approve("rp_sim");
+  BOOST_TEST(request_in(later, "COMPLETED", 15s), server->log());
+}
+
+BOOST_FIXTURE_TEST_CASE(dead_sibling_is_unregistered_and_dispatch_fails_not_found, remote_fixture) {
+  start_serve();
+  {
+    caf::actor_system_config sib_cfg;
+    cluster::configure(sib_cfg);
+    auto sibling = std::make_unique<caf::actor_system>(sib_cfg);
+    auto c = session(*sibling, admin);
+    auto actor = cluster::spawn_executor_actor(*sibling, std::make_shared<always_succeeds>());
+    BOOST_TEST(c->register_executor("remote_sim", actor).status == 200);
+    // The sibling process goes away without a goodbye: its provider is
+    // killed and its actor system (node, connection) ends.
+    caf::anon_send_exit(actor, caf::exit_reason::kill);
+    actor = nullptr; // a detached actor's thread waits for its last handle
+    c.reset();
+    sibling.reset();
+  }
+  // The server notices (its monitor fires) and drops the key.
+  bool gone = false;
+  for (int i = 0; i < 150 && !gone; ++i) {
+    gone = server->log().find("remote provider unregistered") != std::string::npos;
+    if (!gone)
+      std::this_thread::sleep_for(100ms);
+  }
+  BOOST_TEST(gone, server->log());
+  // The existing rule for an unknown executor key: the node FAILs.
+  auto id = create_and_approve("rp_one");
+  BOOST_TEST(node_in(id, "FAILED", 15s), server->log());
+  BOOST_TEST(node_column(id, "error_code") == "EXECUTOR_NOT_FOUND");
+
+  // The key is free again for a live sibling.
+  auto c = session(*sys, admin);
+  auto actor = cluster::spawn_executor_actor(*sys, std::make_shared<always_succeeds>());
+  providers.push_back(caf::actor_cast<caf::actor>(actor));
+  BOOST_TEST(c->register_executor("remote_sim", actor).status == 200);
+}
+
+BOOST_FIXTURE_TEST_CASE(key_without_admin_scope_cannot_register, remote_fixture) {
+  start_serve();
+  auto c = session(*sys, reader);
+  auto impl = std::make_shared<always_succeeds>();
+  auto actor = cluster::spawn_executor_actor(*sys, impl);
+  providers.push_back(caf::actor_cast<caf::actor>(actor));
+  auto r = c->register_executor("remote_sim", actor);
+  BOOST_TEST(r.status == 403, r.body);
+  BOOST_TEST(r.body.find("admin") != std::string::npos, r.body);
+  // Nothing was registered: a movement on that key FAILs, the executor
+  // never saw a call.
+  auto id = create_and_approve("rp_one");
+  BOOST_TEST(node_in(id, "FAILED", 15s), server->log());
+  BOOST_TEST(node_column(id, "error_code") == "EXECUTOR_NOT_FOUND");
+  BOOST_TEST(impl->submits.load() == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
