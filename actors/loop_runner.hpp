@@ -28,6 +28,7 @@ struct runtime_links {
   std::vector<worker_actor> dispatchers;
   worker_actor observer;
   worker_actor recovery;
+  worker_actor lease; // cluster_lease: woken when a peer's connection drops
   movement_registry_actor registry;
 
   /// Every dispatcher runs a pass now (each claims its own node, SKIP LOCKED).

@@ -211,4 +211,8 @@ using remote_signer_actor =
                                                                                  // sign_result
                      caf::replies_to<health_atom>::with<std::string>>; // → health_result
 
+/// Watches the middleman connections to the cluster's other processes
+/// (actors/cluster/peer_watch): ticks re-read cluster_nodes for new peers.
+using peer_watch_actor = caf::typed_actor<caf::reacts_to<tick_atom>>;
+
 } // namespace mg::actors

@@ -69,7 +69,7 @@ std::vector<worker_spec> engine_workers(const std::shared_ptr<workers::engine_co
   // Core: a process whose lease was taken must stop (fail fast).
   specs.push_back({"cluster_lease", worker_group::core,
                    policy(s.cluster_lease_renew_seconds, s, false), [ctx](db::connection_slot& c) {
-                     return workers::cluster_lease_pass(c, ctx->e);
+                     return workers::cluster_lease_pass(c, ctx->e, ctx->suspects);
                    }});
   specs.push_back({"reconcile_sweep", worker_group::core, policy(s.reconcile_interval_seconds, s),
                    [ctx](db::connection_slot& c) {
@@ -135,6 +135,16 @@ void runtime::notify_changed(const std::string& request_id) {
   caf::anon_send(links_->registry, changed_atom::value, request_id);
   if (ctx_->settings.wakeups_enabled)
     links_->wake_dispatchers();
+}
+
+void runtime::peer_connection_lost(const std::string& runtime_node) {
+  ctx_->suspects.add(runtime_node);
+  if (links_->lease)
+    caf::anon_send(links_->lease, wake_atom::value);
+}
+
+void runtime::peer_connected(const std::string& runtime_node) {
+  ctx_->suspects.remove(runtime_node);
 }
 
 runtime::~runtime() {

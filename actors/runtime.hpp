@@ -41,6 +41,12 @@ public:
   /// call in this process): its movement actor reconciles, dispatchers wake.
   void notify_changed(const std::string& request_id);
 
+  /// The middleman connection to peer `runtime_node` dropped: cluster_lease
+  /// looks at its lease now and again as soon as it runs out (SPEC §8: the
+  /// lease, not the connection, decides). peer_connected clears that.
+  void peer_connection_lost(const std::string& runtime_node);
+  void peer_connected(const std::string& runtime_node);
+
   const config::settings& settings() const { return ctx_->settings; }
   db::plan_cache& plans() { return ctx_->plans; }
   const workers::engine& engine() const { return ctx_->e; }

@@ -24,6 +24,8 @@ void register_link(supervisor_state& st, const std::string& name, const worker_a
     st.env.links->observer = h;
   else if (name == "node_recovery")
     st.env.links->recovery = h;
+  else if (name == "cluster_lease")
+    st.env.links->lease = h;
 }
 
 void stop_all(self_ptr self) {

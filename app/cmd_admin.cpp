@@ -4,6 +4,8 @@
 #include <csignal>
 
 #include "actors/cluster/movement_api.hpp"
+#include "actors/cluster/movement_client.hpp"
+#include "actors/cluster/peer_watch.hpp"
 #include "actors/cluster/remote_providers.hpp"
 #include "actors/runtime.hpp"
 #include "actors/runtime_status.hpp"
@@ -53,6 +55,18 @@ void require_schema(const std::string& url) {
                              ": run `movegate migrate` first");
 }
 
+/// Connections to the other processes; a dropped one makes cluster_lease
+/// look at that peer's lease early.
+actors::peer_watch_actor watch_peers(caf::actor_system& sys, actors::runtime& rt) {
+  auto& s = rt.settings();
+  return actors::spawn_peer_watch(
+      sys, {s.database_url, s.runtime_node, s.cluster_lease_seconds, s.cluster_lease_renew_seconds},
+      {[&rt](const std::string& peer) { rt.peer_connected(peer); },
+       [&rt](const std::string& peer) {
+         rt.peer_connection_lost(peer);
+       }});
+}
+
 } // namespace
 
 /// Without workers (MG_WORKERS_ENABLED=false) only the front doors run,
@@ -61,7 +75,7 @@ int serve_front_doors_only(const config::settings& s, db::plan_cache& plans,
                            const domain::provider_registry& providers) {
   caf::actor_system_config cfg;
   actors::configure(cfg);
-  actors::configure_cluster_node(cfg);
+  cluster::configure(cfg, actors::cluster_tls_files(s));
   caf::actor_system sys{cfg};
   http::front_doors doors(s, plans, &providers,
                           {[](const std::string&) {}, [] { return "[]"; },
@@ -89,8 +103,8 @@ int serve_front_doors_only(const config::settings& s, db::plan_cache& plans,
 
 int cmd_serve(const args&) {
   auto s = load_settings_or_exit();
-  // The cluster front door speaks plain CAF: only on loopback (SPEC §8).
-  if (auto refusal = actors::cluster_addr_refusal(s.cluster_addr); !refusal.empty()) {
+  // Off loopback the cluster door needs mutual TLS (SPEC §8, issue 6).
+  if (auto refusal = actors::cluster_door_refusal(s); !refusal.empty()) {
     log::error("refusing to start", {{"error", refusal}});
     std::cerr << "movegate serve: " << refusal << std::endl;
     return 1;
@@ -109,7 +123,7 @@ int cmd_serve(const args&) {
   }
   caf::actor_system_config cfg;
   actors::configure(cfg);
-  actors::configure_cluster_node(cfg);
+  cluster::configure(cfg, actors::cluster_tls_files(s));
   caf::actor_system sys{cfg};
   actors::runtime rt(sys, s, providers);
   http::front_doors doors(rt.settings(), rt.plans(), &rt.engine().providers,
@@ -121,18 +135,21 @@ int cmd_serve(const args&) {
   // The listeners open only once this process may work under its name; if
   // one cannot bind, the runtime is stopped cleanly and serve exits 1.
   bool doors_failed = false;
+  actors::peer_watch_actor peers;
   int code = actors::run_until_stopped(sys, rt, [&] {
     try {
       doors.start();
       int port = doors.start_cluster(sys);
       auto conn = db::connect(rt.settings().database_url);
       db::record_cluster_port(*conn, rt.settings().runtime_node, port);
+      peers = watch_peers(sys, rt);
     } catch (const std::exception& e) {
       log::error("listener failed to start", {{"error", e.what()}});
       doors_failed = true;
       rt.shutdown();
     }
   });
+  actors::stop_peer_watch(sys, peers);
   doors.stop();
   if (doors_failed)
     return 1;

@@ -9,13 +9,17 @@
 //   movegate-sibling --cluster 127.0.0.1:4242 --keys keys.json
 //       --creator ops-1 --approver ops-2 --template e2e_chain
 //       [--asset USDC] [--amount 1] [--input '{"to": "0xabc"}'] [--timeout 60]
-//       [--follow poll|events]
+//       [--follow poll|events] [--tls-cert PEM --tls-key PEM --tls-ca PEM]
 //
-// --keys is a file in MG_API_KEYS_FILE's format holding both keys.
+// --keys is a file in MG_API_KEYS_FILE's format holding both keys. The
+// --tls-* files (all three) connect to a cluster door that requires mutual
+// TLS (serve's MG_CLUSTER_TLS_*): this service's certificate and key, and
+// the CA the server's certificate chains to.
 #include <chrono>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -31,7 +35,8 @@ namespace {
 int usage() {
   std::cerr << "usage: movegate-sibling --cluster HOST:PORT --keys FILE --creator KEY_ID"
                " --approver KEY_ID --template KEY [--asset A] [--amount N] [--input JSON]"
-               " [--timeout SECONDS] [--follow poll|events]\n";
+               " [--timeout SECONDS] [--follow poll|events]"
+               " [--tls-cert PEM --tls-key PEM --tls-ca PEM]\n";
   return 2;
 }
 
@@ -90,8 +95,14 @@ int main(int argc, char** argv) {
     std::string host = flags["--cluster"].substr(0, colon);
     auto port = static_cast<uint16_t>(std::stoi(flags["--cluster"].substr(colon + 1)));
 
+    std::optional<mg::cluster::tls_files> tls;
+    if (flags.count("--tls-cert") || flags.count("--tls-key") || flags.count("--tls-ca")) {
+      if (!flags.count("--tls-cert") || !flags.count("--tls-key") || !flags.count("--tls-ca"))
+        return usage();
+      tls = mg::cluster::tls_files{flags["--tls-cert"], flags["--tls-key"], flags["--tls-ca"]};
+    }
     caf::actor_system_config cfg;
-    mg::cluster::configure(cfg);
+    mg::cluster::configure(cfg, tls);
     caf::actor_system sys{cfg};
     mg::cluster::movement_client creator(sys), approver(sys);
     creator.connect(host, port);

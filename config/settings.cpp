@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -156,6 +157,9 @@ const std::vector<field>& fields() {
       {"MG_CLUSTER_ADDR", &settings::cluster_addr, rule::address},
       {"MG_CLUSTER_LEASE_RENEW_SECONDS", &settings::cluster_lease_renew_seconds, rule::positive},
       {"MG_CLUSTER_LEASE_SECONDS", &settings::cluster_lease_seconds, rule::positive},
+      {"MG_CLUSTER_TLS_CERT_FILE", &settings::cluster_tls_cert_file, rule::any},
+      {"MG_CLUSTER_TLS_KEY_FILE", &settings::cluster_tls_key_file, rule::any},
+      {"MG_CLUSTER_TLS_CA_FILE", &settings::cluster_tls_ca_file, rule::any},
   };
   return all;
 }
@@ -357,6 +361,25 @@ std::string parse_string(const char* name, const std::string& raw, rule check) {
   return raw;
 }
 
+struct named_value {
+  const char* name;
+  const std::string* value;
+};
+
+/// Settings that only make sense together: one set without the others is
+/// refused, naming the first one missing.
+void require_all_or_none(std::initializer_list<named_value> group) {
+  const named_value* set = nullptr;
+  for (auto& v : group)
+    if (!v.value->empty())
+      set = &v;
+  if (!set)
+    return;
+  for (auto& v : group)
+    if (v.value->empty())
+      throw config_error(std::string(v.name) + ": must be set along with " + set->name);
+}
+
 std::string default_runtime_node() {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') {
@@ -445,6 +468,9 @@ settings load_settings(const env_lookup& env) {
              format_number(s.cluster_lease_renew_seconds) + ")",
          format_number(s.cluster_lease_seconds));
   }
+  require_all_or_none({{"MG_CLUSTER_TLS_CERT_FILE", &s.cluster_tls_cert_file},
+                       {"MG_CLUSTER_TLS_KEY_FILE", &s.cluster_tls_key_file},
+                       {"MG_CLUSTER_TLS_CA_FILE", &s.cluster_tls_ca_file}});
   // Standard Webhooks keys are "whsec_<base64>"; the secret itself is never echoed.
   if (s.callback_signature_scheme == "standard-webhooks" &&
       !domain::standard_webhooks_key(s.callback_secret))

@@ -110,6 +110,11 @@ struct settings {
   std::string cluster_addr = "127.0.0.1:4242"; // MG_CLUSTER_ADDR (host:port, port 0 = any)
   double cluster_lease_renew_seconds = 2;      // MG_CLUSTER_LEASE_RENEW_SECONDS
   double cluster_lease_seconds = 8;            // MG_CLUSTER_LEASE_SECONDS (> renew)
+  // Mutual TLS on the cluster door (all three or none; required off loopback).
+  std::string cluster_tls_cert_file; // MG_CLUSTER_TLS_CERT_FILE: PEM certificate this node presents
+  std::string cluster_tls_key_file;  // MG_CLUSTER_TLS_KEY_FILE: its unencrypted PEM key
+  std::string cluster_tls_ca_file; // MG_CLUSTER_TLS_CA_FILE: CA every peer's certificate chains to
+  bool cluster_tls() const { return !cluster_tls_cert_file.empty(); }
 };
 
 /// Looks a variable up; nullopt when unset. Empty strings count as set.

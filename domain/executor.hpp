@@ -6,6 +6,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "domain/states.hpp"
 
@@ -143,6 +145,9 @@ public:
   virtual ~provider_source() = default;
   virtual executor* find_executor(const std::string& key) const = 0;
   virtual signer* find_signer(const std::string& key) const = 0;
+  /// Those registered right now, by key (for health checks).
+  virtual std::vector<std::pair<std::string, executor*>> current_executors() const = 0;
+  virtual std::vector<std::pair<std::string, signer*>> current_signers() const = 0;
 };
 
 /// Executors and signers by key; shared by the workers of one process. The
@@ -165,6 +170,29 @@ struct provider_registry {
     if (it != signers.end())
       return it->second.get();
     return remote ? remote->find_signer(key) : nullptr;
+  }
+
+  /// Every executor reachable now by key, local ones first.
+  std::vector<std::pair<std::string, executor*>> every_executor() const {
+    return every(executors, remote ? remote->current_executors()
+                                   : std::vector<std::pair<std::string, executor*>>{});
+  }
+  /// Every signer reachable now by key, local ones first.
+  std::vector<std::pair<std::string, signer*>> every_signer() const {
+    return every(signers, remote ? remote->current_signers()
+                                 : std::vector<std::pair<std::string, signer*>>{});
+  }
+
+private:
+  template <class T>
+  static std::vector<std::pair<std::string, T*>>
+  every(const std::map<std::string, std::shared_ptr<T>>& local,
+        std::vector<std::pair<std::string, T*>> remote_ones) {
+    std::vector<std::pair<std::string, T*>> out;
+    for (auto& [key, p] : local)
+      out.emplace_back(key, p.get());
+    out.insert(out.end(), remote_ones.begin(), remote_ones.end());
+    return out;
   }
 };
 

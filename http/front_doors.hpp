@@ -38,7 +38,7 @@ public:
   /// Binds both listeners (port 0 picks one); throws on failure.
   void start();
   /// Publishes the movement_api actor on MG_CLUSTER_ADDR (SPEC §8) in
-  /// `sys` (its config went through actors::configure_cluster_node) and
+  /// `sys` (its config went through cluster::configure) and
   /// returns the bound port; throws std::runtime_error on failure.
   int start_cluster(caf::actor_system& sys);
   /// Stops the cluster front door (and its sessions) and both listeners.

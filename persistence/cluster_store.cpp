@@ -141,6 +141,32 @@ bool renew_lease(pqxx::transaction_base& tx, const std::string& runtime_node) {
   return !exec(tx, q, runtime_node).empty();
 }
 
+std::vector<cluster_peer> live_peers(pqxx::transaction_base& tx, const std::string& me,
+                                     double lease_seconds) {
+  static const statement q{"mg_cluster_live_peers",
+                           "SELECT runtime_node, host, cluster_port FROM cluster_nodes"
+                           " WHERE runtime_node <> $1 AND cluster_port IS NOT NULL"
+                           " AND last_seen_at >= clock_timestamp() - make_interval(secs => $2)"
+                           " ORDER BY runtime_node"};
+  std::vector<cluster_peer> out;
+  for (const auto& row : exec(tx, q, me, lease_seconds))
+    out.push_back({str(row[0]), str(row[1]), row[2].as<int>()});
+  return out;
+}
+
+std::optional<double> lease_remaining_seconds(pqxx::transaction_base& tx,
+                                              const std::string& runtime_node,
+                                              double lease_seconds) {
+  static const statement q{
+      "mg_cluster_lease_remaining",
+      "SELECT EXTRACT(EPOCH FROM last_seen_at + make_interval(secs => $2) - clock_timestamp())"
+      "::float8 FROM cluster_nodes WHERE runtime_node = $1"};
+  auto r = exec(tx, q, runtime_node, lease_seconds);
+  if (r.empty())
+    return std::nullopt;
+  return r[0][0].as<double>();
+}
+
 void leave_cluster(pqxx::connection& conn, const std::string& runtime_node) {
   static const statement q{"mg_cluster_leave", "DELETE FROM cluster_nodes WHERE runtime_node = $1"};
   pqxx::work tx(conn);

@@ -28,6 +28,23 @@ bool renew_lease(pqxx::transaction_base& tx, const std::string& runtime_node);
 /// Removes this process's row on a clean shutdown (nothing is left claimed).
 void leave_cluster(pqxx::connection& conn, const std::string& runtime_node);
 
+/// A live peer (lease not expired) whose cluster door is open.
+struct cluster_peer {
+  std::string runtime_node;
+  std::string host;
+  int cluster_port = 0;
+};
+
+/// Every live process but `me` that recorded its cluster port.
+std::vector<cluster_peer> live_peers(pqxx::transaction_base& tx, const std::string& me,
+                                     double lease_seconds);
+
+/// Seconds until `runtime_node`'s lease expires (≤ 0: expired); nullopt
+/// when its row is gone (it left, or a survivor took it over).
+std::optional<double> lease_remaining_seconds(pqxx::transaction_base& tx,
+                                              const std::string& runtime_node,
+                                              double lease_seconds);
+
 struct takeover {
   std::string dead_node;
   int sent_to_recovery = 0;          // SUBMITTING nodes now UNKNOWN with a new token

@@ -1,6 +1,7 @@
 #include "actors/cluster/movement_api.hpp"
 
 #include <caf/io/all.hpp>
+#include <caf/openssl/all.hpp>
 #include <chrono>
 #include <optional>
 #include <set>
@@ -314,26 +315,35 @@ cluster_address parse_cluster_address(const std::string& host_port) {
   return a;
 }
 
-std::string cluster_addr_refusal(const std::string& host_port) {
+std::optional<cluster::tls_files> cluster_tls_files(const config::settings& s) {
+  if (!s.cluster_tls())
+    return std::nullopt;
+  return cluster::tls_files{s.cluster_tls_cert_file, s.cluster_tls_key_file, s.cluster_tls_ca_file};
+}
+
+std::string cluster_door_refusal(const config::settings& s) {
   cluster_address a;
   try {
-    a = parse_cluster_address(host_port);
+    a = parse_cluster_address(s.cluster_addr);
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
+  if (auto tls = cluster_tls_files(s)) {
+    auto p = cluster::check_tls_files(*tls);
+    if (!p)
+      return "";
+    using file = cluster::tls_problem::file;
+    const char* name = p->which == file::certificate ? "MG_CLUSTER_TLS_CERT_FILE"
+                       : p->which == file::key       ? "MG_CLUSTER_TLS_KEY_FILE"
+                                                     : "MG_CLUSTER_TLS_CA_FILE";
+    return std::string(name) + ": " + p->what;
+  }
   if (a.loopback)
     return "";
-  return "MG_CLUSTER_ADDR=" + host_port +
-         " is not a loopback address: the cluster actor protocol would travel unencrypted and "
-         "TLS for it is not configured (this build does not wire libcaf_openssl yet); bind "
-         "127.0.0.1 (or ::1) and reach it through a tunnel";
-}
-
-void configure_cluster_node(caf::actor_system_config& cfg) {
-  cfg.load<caf::io::middleman>();
-  // Off by default in CAF 0.17: without them a frozen peer is never noticed.
-  cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::seconds(2)});
-  cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds(10)});
+  return "MG_CLUSTER_ADDR=" + s.cluster_addr +
+         " is not a loopback address: the cluster actor protocol must not travel unencrypted; "
+         "set MG_CLUSTER_TLS_CERT_FILE, MG_CLUSTER_TLS_KEY_FILE and MG_CLUSTER_TLS_CA_FILE for "
+         "mutual TLS, or bind 127.0.0.1 (or ::1)";
 }
 
 movement_api_actor spawn_movement_api(caf::actor_system& sys, std::shared_ptr<cluster_door> door) {
@@ -344,7 +354,9 @@ uint16_t publish_movement_api(caf::actor_system& sys, const movement_api_actor& 
                               const std::string& host_port) {
   auto a = parse_cluster_address(host_port);
   std::string in = a.host == "localhost" ? "127.0.0.1" : a.host;
-  auto port = sys.middleman().publish(api, a.port, in.empty() ? nullptr : in.c_str(), true);
+  const char* addr = in.empty() ? nullptr : in.c_str();
+  auto port = cluster::tls_enabled(sys) ? caf::openssl::publish(api, a.port, addr, true)
+                                        : sys.middleman().publish(api, a.port, addr, true);
   if (!port)
     throw std::runtime_error("MG_CLUSTER_ADDR: cannot publish movement_api on " + host_port + ": " +
                              sys.render(port.error()));
@@ -354,6 +366,8 @@ uint16_t publish_movement_api(caf::actor_system& sys, const movement_api_actor& 
 void stop_movement_api(caf::actor_system& sys, movement_api_actor& api) {
   if (!api)
     return;
+  // TLS or not, the doorman lives in the one BASP broker both connection
+  // managers share (caf::openssl::unpublish does not compile in 0.17.6).
   sys.middleman().unpublish(api, 0);
   caf::scoped_actor self{sys};
   self->monitor(api);

@@ -10,11 +10,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "actors/api/movement_service.hpp"
+#include "actors/cluster/cluster_tls.hpp"
 #include "actors/protocol.hpp"
+#include "config/settings.hpp"
 #include "domain/api_auth.hpp"
 #include "persistence/connection_pool.hpp"
 
@@ -52,14 +55,14 @@ struct cluster_address {
 /// Throws std::invalid_argument naming MG_CLUSTER_ADDR when malformed.
 cluster_address parse_cluster_address(const std::string& host_port);
 
-/// Why `serve` must not publish on `host_port` ("" when it may): a
-/// non-loopback address would expose the actor protocol unencrypted, and
-/// TLS for the middleman (libcaf_openssl) is not wired in yet.
-std::string cluster_addr_refusal(const std::string& host_port);
+/// The MG_CLUSTER_TLS_* files, when set.
+std::optional<cluster::tls_files> cluster_tls_files(const config::settings& s);
 
-/// Loads CAF's middleman into `cfg` with heartbeats on, so a frozen or
-/// vanished peer is noticed (server and client alike).
-void configure_cluster_node(caf::actor_system_config& cfg);
+/// Why `serve` must not open its cluster door ("" when it may), naming the
+/// variable: a malformed MG_CLUSTER_ADDR, unusable TLS files, or a
+/// non-loopback address without TLS (the actor protocol would travel in
+/// clear text).
+std::string cluster_door_refusal(const config::settings& s);
 
 /// Spawns the movement_api actor (detached: logins touch PostgreSQL).
 movement_api_actor spawn_movement_api(caf::actor_system& sys, std::shared_ptr<cluster_door> door);

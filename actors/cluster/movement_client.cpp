@@ -1,6 +1,7 @@
 #include "actors/cluster/movement_client.hpp"
 
 #include <caf/io/all.hpp>
+#include <caf/openssl/manager.hpp>
 #include <random>
 
 #include "domain/api_auth.hpp"
@@ -9,10 +10,15 @@ namespace mg::cluster {
 
 using namespace std::chrono;
 
-void configure(caf::actor_system_config& cfg) {
+void configure(caf::actor_system_config& cfg, const std::optional<tls_files>& tls) {
   cfg.load<caf::io::middleman>();
   cfg.set("middleman.heartbeat-interval", caf::timespan{seconds(2)});
   cfg.set("middleman.connection-timeout", caf::timespan{seconds(10)});
+  if (!tls)
+    return;
+  if (auto p = check_tls_files(*tls))
+    throw client_error("cluster TLS: " + p->what);
+  load_tls(cfg, *tls);
 }
 
 std::string random_nonce() {
@@ -42,13 +48,29 @@ std::string movement_client::describe(const caf::error& e, const char* what) con
   return std::string(what) + " failed against movegate at " + where_ + ": " + sys_.render(e);
 }
 
+std::string movement_client::describe_connect_failure(const caf::error& e) const {
+  if (e == caf::sec::request_timeout)
+    return "connect: no answer from " + where_ + " within " + std::to_string(timeout_.count()) +
+           " ms";
+  if (e == caf::sec::disconnect_during_handshake)
+    return "connect: " + where_ + " closed the connection during the handshake (" +
+           (tls_enabled(sys_) ? "TLS refused: it does not speak TLS, or one side's certificate "
+                                "does not chain to the other side's CA"
+                              : "it may require TLS") +
+           ")";
+  return "connect: cannot reach movegate at " + where_ + ": " + sys_.render(e);
+}
+
 void movement_client::connect(const std::string& host, uint16_t port) {
   where_ = host + ":" + std::to_string(port);
   session_ = nullptr;
   api_ = nullptr;
   auto expected_ifs = sys_.message_types(caf::detail::type_list<actors::movement_api_actor>{});
   std::string failure;
-  self_->request(sys_.middleman().actor_handle(), timeout_, caf::connect_atom::value, host, port)
+  // A TLS client must dial through the OpenSSL module's connection manager.
+  auto manager =
+      tls_enabled(sys_) ? sys_.openssl_manager().actor_handle() : sys_.middleman().actor_handle();
+  self_->request(manager, timeout_, caf::connect_atom::value, host, port)
       .receive(
           [&](const caf::node_id&, caf::strong_actor_ptr& ptr, std::set<std::string>& ifs) {
             if (!ptr)
@@ -59,12 +81,7 @@ void movement_client::connect(const std::string& host, uint16_t port) {
             else
               api_ = caf::actor_cast<actors::movement_api_actor>(std::move(ptr));
           },
-          [&](caf::error& e) {
-            failure = e == caf::sec::request_timeout
-                          ? "connect: no answer from " + where_ + " within " +
-                                std::to_string(timeout_.count()) + " ms"
-                          : "connect: cannot reach movegate at " + where_ + ": " + sys_.render(e);
-          });
+          [&](caf::error& e) { failure = describe_connect_failure(e); });
   if (!failure.empty())
     throw client_error(failure);
 }
@@ -153,6 +170,18 @@ std::optional<pushed_event> movement_client::next_event(milliseconds timeout) {
       },
       caf::after(timeout) >> [] {});
   return out;
+}
+
+reply movement_client::register_executor(const std::string& key,
+                                         const actors::remote_executor_actor& provider) {
+  return call("register_executor", actors::reg_exec_atom::value, key,
+              caf::actor_cast<caf::actor>(provider));
+}
+
+reply movement_client::register_signer(const std::string& key,
+                                       const actors::remote_signer_actor& provider) {
+  return call("register_signer", actors::reg_sign_atom::value, key,
+              caf::actor_cast<caf::actor>(provider));
 }
 
 std::string movement_client::api_status() {

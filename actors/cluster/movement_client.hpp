@@ -5,6 +5,7 @@
 //
 //   caf::actor_system_config cfg;
 //   mg::cluster::configure(cfg);                // middleman + heartbeats
+//   // or configure(cfg, tls_files{cert, key, ca}) for a TLS cluster door
 //   caf::actor_system sys{cfg};
 //   mg::cluster::movement_client c(sys);
 //   c.connect("127.0.0.1", 4242);               // bounded by the timeout
@@ -21,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "actors/cluster/cluster_tls.hpp"
 #include "actors/protocol.hpp"
 
 namespace mg::cluster {
@@ -45,9 +47,11 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-/// Loads CAF's middleman with heartbeats on; call on the config before the
-/// actor system is made.
-void configure(caf::actor_system_config& cfg);
+/// Loads CAF's middleman with heartbeats on (off by default in CAF 0.17:
+/// a frozen peer would never be noticed), and CAF's OpenSSL module with
+/// `tls` when given; call on the config before the actor system is made.
+/// Throws client_error when `tls` names unusable files. `serve` uses it too.
+void configure(caf::actor_system_config& cfg, const std::optional<tls_files>& tls = std::nullopt);
 
 /// One connection and (after login) one session. Not thread-safe: use it
 /// from one thread (its calls block on a scoped actor).
@@ -94,7 +98,7 @@ public:
 
   /// Offers `provider` as executor `key` (scope admin, else 403) until it
   /// or this session goes down; see spawn_executor_actor in
-  /// actors/cluster/provider_actor.hpp (defined in provider_actor.cpp).
+  /// actors/cluster/provider_actor.hpp.
   reply register_executor(const std::string& key, const actors::remote_executor_actor& provider);
   /// As register_executor, for a signer.
   reply register_signer(const std::string& key, const actors::remote_signer_actor& provider);
@@ -104,10 +108,8 @@ public:
 
 private:
   template <class... Ts> reply call(const char* what, Ts&&... xs);
-  template <class Atom>
-  reply register_provider(const char* what, Atom atom, const std::string& key,
-                          const caf::actor& provider);
   std::string describe(const caf::error& e, const char* what) const;
+  std::string describe_connect_failure(const caf::error& e) const;
 
   caf::actor_system& sys_;
   caf::scoped_actor self_;

@@ -71,38 +71,4 @@ actors::remote_signer_actor spawn_signer_actor(caf::actor_system& sys,
   return sys.spawn<caf::detached>(signer_behavior, std::move(signer));
 }
 
-// movement_client's registration calls live here, beside the actors they
-// register, so movement_client.cpp stays about movements. (Its private
-// call() template is defined in that file, hence the request spelled out.)
-reply movement_client::register_executor(const std::string& key,
-                                         const actors::remote_executor_actor& provider) {
-  return register_provider("register_executor", actors::reg_exec_atom::value, key,
-                           caf::actor_cast<caf::actor>(provider));
-}
-
-reply movement_client::register_signer(const std::string& key,
-                                       const actors::remote_signer_actor& provider) {
-  return register_provider("register_signer", actors::reg_sign_atom::value, key,
-                           caf::actor_cast<caf::actor>(provider));
-}
-
-template <class Atom>
-reply movement_client::register_provider(const char* what, Atom atom, const std::string& key,
-                                         const caf::actor& provider) {
-  if (!session_)
-    throw client_error(std::string(what) + ": not logged in");
-  reply r;
-  std::string failure;
-  self_->request(session_, timeout_, atom, key, provider)
-      .receive(
-          [&](int32_t status, std::string& body) {
-            r.status = status;
-            r.body = std::move(body);
-          },
-          [&](caf::error& e) { failure = describe(e, what); });
-  if (!failure.empty())
-    throw client_error(failure);
-  return r;
-}
-
 } // namespace mg::cluster

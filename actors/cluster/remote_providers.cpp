@@ -156,6 +156,13 @@ public:
     return it != signers_.end() && it->second->ep.bound() ? it->second.get() : nullptr;
   }
 
+  std::vector<std::pair<std::string, domain::executor*>> current_executors() const override {
+    return bound_of<domain::executor>(executors_);
+  }
+  std::vector<std::pair<std::string, domain::signer*>> current_signers() const override {
+    return bound_of<domain::signer>(signers_);
+  }
+
   void configure(const domain::provider_registry& local, double timeout_seconds) {
     std::lock_guard<std::mutex> g(mu_);
     for (auto& [k, _] : local.executors)
@@ -191,6 +198,18 @@ public:
   }
 
 private:
+  /// The keys whose endpoint has a live actor now.
+  template <class Base, class Remote>
+  std::vector<std::pair<std::string, Base*>>
+  bound_of(const std::map<std::string, std::shared_ptr<Remote>>& m) const {
+    std::lock_guard<std::mutex> g(mu_);
+    std::vector<std::pair<std::string, Base*>> out;
+    for (auto& [key, p] : m)
+      if (p->ep.bound())
+        out.emplace_back(key, p.get());
+    return out;
+  }
+
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<remote_executor>> executors_;
   std::map<std::string, std::shared_ptr<remote_signer>> signers_;

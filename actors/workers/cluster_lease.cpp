@@ -1,5 +1,7 @@
 #include "actors/workers/cluster_lease.hpp"
 
+#include <algorithm>
+
 #include "config/log.hpp"
 #include "persistence/cluster_store.hpp"
 
@@ -38,12 +40,41 @@ void take_over_dead_nodes(pqxx::connection& c, const engine& e, pass_result& out
   }
 }
 
+/// Just past the clock edge, so the look finds the lease expired.
+constexpr double expiry_margin_seconds = 0.01;
+
+/// When to look again for the suspects' sake: right after the first of
+/// their leases runs out. Suspects that are gone (taken over, or left) are
+/// dropped.
+std::optional<double> next_look_for_suspects(pqxx::connection& c, const engine& e,
+                                             suspect_peers& suspects) {
+  std::optional<double> next;
+  auto names = suspects.list();
+  if (names.empty())
+    return next;
+  pqxx::read_transaction tx(c);
+  for (auto& name : names) {
+    auto remaining = db::lease_remaining_seconds(tx, name, e.settings.cluster_lease_seconds);
+    if (!remaining) {
+      suspects.remove(name);
+      continue;
+    }
+    // Expired but still there: another survivor holds its row (SKIP
+    // LOCKED); look again shortly in case that survivor dies too.
+    double in = std::max(*remaining, 0.0) + expiry_margin_seconds;
+    next = next ? std::min(*next, in) : in;
+  }
+  return next;
+}
+
 } // namespace
 
-pass_result cluster_lease_pass(db::connection_slot& conn, const engine& e) {
+pass_result cluster_lease_pass(db::connection_slot& conn, const engine& e,
+                               suspect_peers& suspects) {
   pass_result out;
   renew_or_stop(conn.get(), e.settings.runtime_node);
   take_over_dead_nodes(conn.get(), e, out);
+  out.next_due_in_seconds = next_look_for_suspects(conn.get(), e, suspects);
   return out;
 }
 

@@ -1,10 +1,13 @@
 #pragma once
 // cluster_lease pass (SPEC §8): renews this process's database lease and
 // takes over the claimed work of processes whose lease expired, waking
-// node_recovery at once when it took some.
+// node_recovery at once when it took some. Peers whose connection dropped
+// (suspects) are looked at again the moment their lease runs out instead of
+// at the next interval.
 #include <string>
 
 #include "actors/workers/engine.hpp"
+#include "actors/workers/suspect_peers.hpp"
 #include "persistence/connection_slot.hpp"
 
 namespace mg::workers {
@@ -18,6 +21,6 @@ struct lease_lost {
   std::string runtime_node;
 };
 
-pass_result cluster_lease_pass(db::connection_slot& conn, const engine& e);
+pass_result cluster_lease_pass(db::connection_slot& conn, const engine& e, suspect_peers& suspects);
 
 } // namespace mg::workers

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/workers/suspect_peers.hpp"
 #include "config/settings.hpp"
 #include "domain/executor.hpp"
 #include "persistence/movement_store.hpp"
@@ -27,6 +28,8 @@ struct engine_context {
   domain::provider_registry providers;
   db::plan_cache plans;
   engine e{plans, providers, settings};
+  /// Filled by the peer watch, read by cluster_lease.
+  suspect_peers suspects;
 
   engine_context(config::settings s, domain::provider_registry p)
       : settings(std::move(s)), providers(std::move(p)) {}

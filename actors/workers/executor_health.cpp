@@ -53,9 +53,10 @@ pass_result executor_health_pass(db::connection_slot& conn,
                                  const domain::provider_registry& providers,
                                  const std::string& runtime_node, health_counts* counts) {
   std::vector<observation> executors, signers;
-  for (auto& [key, e] : providers.executors)
+  // Siblings' remote providers too: their health() is a bounded call.
+  for (auto& [key, e] : providers.every_executor())
     executors.push_back(check(key, *e, "executor"));
-  for (auto& [key, s] : providers.signers)
+  for (auto& [key, s] : providers.every_signer())
     signers.push_back(check(key, *s, "signer"));
 
   pass_result out;

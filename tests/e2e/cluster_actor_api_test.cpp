@@ -3,13 +3,14 @@
 // through CAF actor messages alone (no HTTP): login proof, scopes,
 // four-eyes, bounded failures, and the refusal of a non-loopback address.
 #include <boost/test/unit_test.hpp>
+#include <caf/io/all.hpp>
 #include <chrono>
 #include <csignal>
 #include <fstream>
 
 #include "actors/cluster/movement_client.hpp"
 #include "domain/api_auth.hpp"
-#include "tests/support/serve_fixture.hpp"
+#include "tests/support/cluster_fixture.hpp"
 
 using namespace mg;
 using namespace std::chrono;
@@ -18,10 +19,8 @@ using namespace std::chrono_literals;
 namespace {
 
 using key = test::api_key_spec;
+using namespace test::cluster_keys;
 
-const key creator{"creator", "c0ffee00c0ffee00c0ffee00c0ffee00", R"(["create", "read"])"};
-const key approver{"approver", "a11ce000a11ce000a11ce000a11ce000", R"(["approve", "read"])"};
-const key reader{"reader", "4ead004ead004ead004ead004ead0000", R"(["read"])"};
 const key both{"both", "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0", R"(["create", "approve", "read"])"};
 
 const char* chain_template = R"({"template_key": "cl_chain", "version": 1,
@@ -43,42 +42,29 @@ std::string sibling_binary() {
   return std::string(MG_BINARY_DIR) + "/movegate-sibling";
 }
 
-struct cluster_fixture : test::serve_fixture {
-  int cluster_port = 0;
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-
+struct cluster_fixture : test::cluster_serve_fixture {
   cluster_fixture() {
     add_template(chain_template);
     keys = {creator, approver, reader, both};
-    cluster::configure(cfg);
-    sys = std::make_unique<caf::actor_system>(cfg);
   }
 
-  void start_serve() {
-    cluster_port = test::free_port();
-    start("e2e-cluster", {{"MG_CLUSTER_ADDR", "127.0.0.1:" + std::to_string(cluster_port)}});
-  }
-
-  /// A connected, logged-in client (fails the test otherwise).
-  std::unique_ptr<cluster::movement_client> session(const key& k,
-                                                    milliseconds timeout = seconds(10)) {
-    auto c = std::make_unique<cluster::movement_client>(*sys, timeout);
-    c->connect("127.0.0.1", static_cast<uint16_t>(cluster_port));
-    c->login(k.id, k.secret);
-    return c;
-  }
-
-  /// The client_error message of `f`, "" when it did not throw.
-  template <class F> std::string error_of(F&& f) {
-    try {
-      f();
-    } catch (const cluster::client_error& e) {
-      return e.what();
-    }
-    return "";
-  }
+  void start_serve() { start_cluster("e2e-cluster"); }
 };
+
+/// A type only the test's side registers (movegate has never heard of it),
+/// and one nobody registers.
+struct only_here {
+  int32_t x = 0;
+};
+template <class Inspector> typename Inspector::result_type inspect(Inspector& f, only_here& v) {
+  return f(caf::meta::type_name("mg_test_only_here"), v.x);
+}
+struct nowhere {
+  int32_t x = 0;
+};
+template <class Inspector> typename Inspector::result_type inspect(Inspector& f, nowhere& v) {
+  return f(caf::meta::type_name("mg_test_nowhere"), v.x);
+}
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -129,7 +115,7 @@ BOOST_FIXTURE_TEST_CASE(sibling_creates_approves_and_follows_a_movement_to_compl
 BOOST_FIXTURE_TEST_CASE(bad_signature_unknown_key_and_replayed_nonce_are_refused_clearly,
                         cluster_fixture) {
   start_serve();
-  cluster::movement_client c(*sys, 10s);
+  cluster::movement_client c(sys(), 10s);
   c.connect("127.0.0.1", static_cast<uint16_t>(cluster_port));
   auto now =
       static_cast<uint64_t>(duration_cast<seconds>(system_clock::now().time_since_epoch()).count());
@@ -218,7 +204,7 @@ BOOST_FIXTURE_TEST_CASE(nothing_listening_and_a_peer_killed_mid_session_fail_in_
                         cluster_fixture) {
   // Nothing listens on the port.
   {
-    cluster::movement_client c(*sys, 3s);
+    cluster::movement_client c(sys(), 3s);
     auto started = steady_clock::now();
     auto why = error_of([&] { c.connect("127.0.0.1", static_cast<uint16_t>(test::free_port())); });
     BOOST_TEST(contains(why, "connect"), why);
@@ -238,6 +224,41 @@ BOOST_FIXTURE_TEST_CASE(nothing_listening_and_a_peer_killed_mid_session_fail_in_
   // Reconnecting to the dead address fails just as clearly.
   auto again = error_of([&] { c->connect("127.0.0.1", static_cast<uint16_t>(cluster_port)); });
   BOOST_TEST(contains(again, "connect"), again);
+}
+
+BOOST_FIXTURE_TEST_CASE(unregistered_and_unknown_messages_get_an_error_not_a_hang,
+                        cluster_fixture) {
+  start_serve();
+  caf::actor_system_config raw_cfg;
+  raw_cfg.add_message_type<only_here>("mg_test_only_here");
+  cluster::configure(raw_cfg);
+  caf::actor_system raw_sys{raw_cfg};
+  auto typed = raw_sys.middleman().remote_actor<actors::movement_api_actor>(
+      "127.0.0.1", static_cast<uint16_t>(cluster_port));
+  BOOST_REQUIRE(typed);
+  // Untyped on purpose: the typed handle would not let these through.
+  auto api = caf::actor_cast<caf::actor>(*typed);
+  caf::scoped_actor self{raw_sys};
+  // The error each message is answered with, rendered ("" when none).
+  auto answer_to = [&](auto&& message) {
+    std::string got;
+    auto started = steady_clock::now();
+    self->request(api, 5s, std::forward<decltype(message)>(message))
+        .receive([](const caf::message&) {}, [&](caf::error& e) { got = raw_sys.render(e); });
+    BOOST_TEST(duration<double>(steady_clock::now() - started).count() < 2.0);
+    return got;
+  };
+  // Not registered at movegate, registered nowhere, registered but not in
+  // movement_api's protocol: each answered with an error at once (well
+  // inside the 5 s request timeout), not silence.
+  auto unknown_type = answer_to(only_here{1});
+  BOOST_TEST(contains(unknown_type, "unexpected_message"), unknown_type);
+  BOOST_TEST(!answer_to(nowhere{2}).empty());
+  auto not_in_protocol = answer_to(std::string("hello"));
+  BOOST_TEST(contains(not_in_protocol, "unexpected_message"), not_in_protocol);
+  // And the door still works for everyone else.
+  BOOST_TEST(session(creator)->create(create_body("after-junk")).status == 201);
+  BOOST_TEST(server->running());
 }
 
 BOOST_FIXTURE_TEST_CASE(non_loopback_cluster_addr_without_tls_exits_1_with_the_reason,

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -111,6 +112,69 @@ BOOST_FIXTURE_TEST_CASE(a_second_process_under_a_live_name_refuses_to_start, fai
   BOOST_TEST(first.running()); // the live process is not disturbed
   first.signal(SIGTERM);
   BOOST_TEST(first.wait(20s) == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_dropped_connection_makes_the_survivor_look_as_the_lease_expires,
+                        failover_fixture) {
+  // Leases renewed every 5 s and dead after 6 s: the survivor's own pass
+  // interval alone would take a dead peer over anywhere within 5 s of its
+  // lease expiring. The dropped middleman connection must make it look at
+  // the moment of expiry instead (and not before: the lease decides).
+  auto env_of = [&](const std::string& node) {
+    auto e = serve_env(url, node);
+    e["MG_CLUSTER_LEASE_RENEW_SECONDS"] = "5";
+    e["MG_CLUSTER_LEASE_SECONDS"] = "6";
+    return e;
+  };
+  std::vector<std::string> victims{"dl-v1", "dl-v2"};
+  std::map<std::string, std::unique_ptr<test::child>> procs;
+  for (auto& v : victims)
+    procs[v] = std::make_unique<test::child>(std::vector<std::string>{"serve"}, env_of(v),
+                                             log_path("drop-" + v));
+  BOOST_REQUIRE(wait_for("SELECT count(*) = 2 FROM cluster_nodes WHERE cluster_port > 0", 15s));
+  test::child survivor({"serve"}, env_of("dl-s"), log_path("drop-dl-s"));
+  auto watching = [&](const std::string& peer) {
+    return survivor.log().find(R"("msg":"watching cluster peer","peer":")" + peer + "\"") !=
+           std::string::npos;
+  };
+  for (int i = 0; i < 150 && !(watching(victims[0]) && watching(victims[1])); ++i)
+    std::this_thread::sleep_for(100ms);
+  BOOST_REQUIRE_MESSAGE(watching(victims[0]) && watching(victims[1]), survivor.log());
+
+  for (auto& v : victims)
+    procs[v]->signal(SIGKILL);
+  for (auto& v : victims)
+    BOOST_TEST(procs[v]->wait(5s) == 128 + SIGKILL);
+  // When each lease expires, on the database's clock.
+  std::map<std::string, double> expires_at;
+  for (auto& v : victims)
+    expires_at[v] = std::stod(
+        scalar("SELECT EXTRACT(EPOCH FROM last_seen_at + interval '6 s') FROM cluster_nodes WHERE "
+               "runtime_node = '" +
+               v + "'"));
+  std::map<std::string, double> taken_at;
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (taken_at.size() < victims.size() && std::chrono::steady_clock::now() < deadline) {
+    double now = std::stod(scalar("SELECT EXTRACT(EPOCH FROM clock_timestamp())"));
+    for (auto& v : victims)
+      if (!taken_at.count(v) &&
+          count("SELECT count(*) FROM cluster_nodes WHERE runtime_node = '" + v + "'") == 0)
+        taken_at[v] = now;
+    std::this_thread::sleep_for(10ms);
+  }
+  BOOST_REQUIRE_MESSAGE(taken_at.size() == victims.size(), survivor.log());
+  for (auto& v : victims) {
+    double late = taken_at[v] - expires_at[v];
+    std::cout << "cluster_failover: " << v << " taken over " << late << " s after its lease expired"
+              << std::endl;
+    BOOST_TEST(late >= -0.05, v << " taken over before its lease expired: " << late);
+    BOOST_TEST(late < 0.5, v << " taken over " << late << " s after its lease expired");
+    BOOST_TEST(survivor.log().find(
+                   R"("msg":"cluster peer connection lost; looking at its lease now","peer":")" +
+                   v + "\"") != std::string::npos);
+  }
+  survivor.signal(SIGTERM);
+  BOOST_TEST(survivor.wait(20s) == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

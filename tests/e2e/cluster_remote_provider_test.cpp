@@ -12,7 +12,7 @@
 #include "actors/cluster/provider_actor.hpp"
 #include "domain/hash.hpp"
 #include "domain/provider_json.hpp"
-#include "tests/support/serve_fixture.hpp"
+#include "tests/support/cluster_fixture.hpp"
 
 using namespace mg;
 using namespace std::chrono;
@@ -99,18 +99,13 @@ never_answers_submit(actors::remote_executor_actor::stateful_pointer<silent_stat
   };
 }
 
-struct remote_fixture : test::serve_fixture {
-  int cluster_port = 0;
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
+struct remote_fixture : test::cluster_serve_fixture {
   std::vector<caf::actor> providers; // stopped before the actor system ends
 
   remote_fixture() {
     add_template(remote_template);
     add_template(sim_template);
     keys = {admin, reader};
-    cluster::configure(cfg);
-    sys = std::make_unique<caf::actor_system>(cfg);
   }
   ~remote_fixture() {
     for (auto& p : providers)
@@ -120,16 +115,11 @@ struct remote_fixture : test::serve_fixture {
   }
 
   void start_serve(std::map<std::string, std::string> extra = {}) {
-    cluster_port = test::free_port();
-    extra["MG_CLUSTER_ADDR"] = "127.0.0.1:" + std::to_string(cluster_port);
-    start("e2e-remote", extra);
+    start_cluster("e2e-remote", std::move(extra));
   }
 
   std::unique_ptr<cluster::movement_client> session(caf::actor_system& s, const key& k) {
-    auto c = std::make_unique<cluster::movement_client>(s, 10s);
-    c->connect("127.0.0.1", static_cast<uint16_t>(cluster_port));
-    c->login(k.id, k.secret);
-    return c;
+    return cluster_serve_fixture::session(k, 10s, &s);
   }
 
   bool request_in(const std::string& id, const std::string& state, milliseconds timeout) {
@@ -153,10 +143,10 @@ struct remote_fixture : test::serve_fixture {
 BOOST_AUTO_TEST_SUITE(cluster_remote_provider)
 
 BOOST_FIXTURE_TEST_CASE(remote_executor_runs_a_movement_to_completed, remote_fixture) {
-  start_serve();
-  auto c = session(*sys, admin);
+  start_serve({{"MG_EXECUTOR_HEALTH_INTERVAL_SECONDS", "0.2"}});
+  auto c = session(sys(), admin);
   auto impl = std::make_shared<always_succeeds>();
-  auto actor = cluster::spawn_executor_actor(*sys, impl);
+  auto actor = cluster::spawn_executor_actor(sys(), impl);
   providers.push_back(caf::actor_cast<caf::actor>(actor));
   auto r = c->register_executor("remote_sim", actor);
   BOOST_TEST(r.status == 200, r.body);
@@ -167,13 +157,17 @@ BOOST_FIXTURE_TEST_CASE(remote_executor_runs_a_movement_to_completed, remote_fix
   BOOST_TEST(request_in(id, "COMPLETED", 20s), server->log());
   BOOST_TEST(impl->submits.load() == 1);
   BOOST_TEST(node_column(id, "provider_ref_id").rfind("remote-", 0) == 0);
+  // executor_health asks the remote one too (its health() over the door).
+  BOOST_TEST(wait_for("SELECT count(*) = 1 FROM executors WHERE executor_key = 'remote_sim'"
+                      " AND health_state = 'up'",
+                      5s));
 }
 
 BOOST_FIXTURE_TEST_CASE(unanswered_submit_goes_unknown_and_dispatcher_keeps_working,
                         remote_fixture) {
   start_serve({{"MG_EXECUTOR_TIMEOUT_SECONDS", "1"}});
-  auto c = session(*sys, admin);
-  auto silent = sys->spawn(never_answers_submit);
+  auto c = session(sys(), admin);
+  auto silent = sys().spawn(never_answers_submit);
   providers.push_back(caf::actor_cast<caf::actor>(silent));
   BOOST_TEST(c->register_executor("remote_sim", silent).status == 200);
 
@@ -193,11 +187,9 @@ BOOST_FIXTURE_TEST_CASE(unanswered_submit_goes_unknown_and_dispatcher_keeps_work
 BOOST_FIXTURE_TEST_CASE(dead_sibling_is_unregistered_and_dispatch_fails_not_found, remote_fixture) {
   start_serve();
   {
-    caf::actor_system_config sib_cfg;
-    cluster::configure(sib_cfg);
-    auto sibling = std::make_unique<caf::actor_system>(sib_cfg);
-    auto c = session(*sibling, admin);
-    auto actor = cluster::spawn_executor_actor(*sibling, std::make_shared<always_succeeds>());
+    auto sibling = std::make_unique<test::client_system>();
+    auto c = session(*sibling->sys, admin);
+    auto actor = cluster::spawn_executor_actor(*sibling->sys, std::make_shared<always_succeeds>());
     BOOST_TEST(c->register_executor("remote_sim", actor).status == 200);
     // The sibling process goes away without a goodbye: its provider is
     // killed and its actor system (node, connection) ends.
@@ -220,17 +212,17 @@ BOOST_FIXTURE_TEST_CASE(dead_sibling_is_unregistered_and_dispatch_fails_not_foun
   BOOST_TEST(node_column(id, "error_code") == "EXECUTOR_NOT_FOUND");
 
   // The key is free again for a live sibling.
-  auto c = session(*sys, admin);
-  auto actor = cluster::spawn_executor_actor(*sys, std::make_shared<always_succeeds>());
+  auto c = session(sys(), admin);
+  auto actor = cluster::spawn_executor_actor(sys(), std::make_shared<always_succeeds>());
   providers.push_back(caf::actor_cast<caf::actor>(actor));
   BOOST_TEST(c->register_executor("remote_sim", actor).status == 200);
 }
 
 BOOST_FIXTURE_TEST_CASE(key_without_admin_scope_cannot_register, remote_fixture) {
   start_serve();
-  auto c = session(*sys, reader);
+  auto c = session(sys(), reader);
   auto impl = std::make_shared<always_succeeds>();
-  auto actor = cluster::spawn_executor_actor(*sys, impl);
+  auto actor = cluster::spawn_executor_actor(sys(), impl);
   providers.push_back(caf::actor_cast<caf::actor>(actor));
   auto r = c->register_executor("remote_sim", actor);
   BOOST_TEST(r.status == 403, r.body);

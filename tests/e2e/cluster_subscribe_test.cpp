@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "actors/cluster/movement_client.hpp"
-#include "tests/support/serve_fixture.hpp"
+#include "tests/support/cluster_fixture.hpp"
 
 using namespace mg;
 using namespace std::chrono;
@@ -17,10 +17,8 @@ using namespace std::chrono_literals;
 namespace {
 
 using key = test::api_key_spec;
+using namespace test::cluster_keys;
 
-const key creator{"creator", "c0ffee00c0ffee00c0ffee00c0ffee00", R"(["create", "read"])"};
-const key approver{"approver", "a11ce000a11ce000a11ce000a11ce000", R"(["approve", "read"])"};
-const key reader{"reader", "4ead004ead004ead004ead004ead0000", R"(["read"])"};
 const key blind{"blind", "b11d00b11d00b11d00b11d00b11d0000", R"(["create"])"};
 
 const char* chain_template = R"({"template_key": "cl_chain", "version": 1,
@@ -42,28 +40,16 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-struct subscribe_fixture : test::serve_fixture {
-  int cluster_port = 0;
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-
+struct subscribe_fixture : test::cluster_serve_fixture {
   subscribe_fixture() {
     add_template(chain_template);
     keys = {creator, approver, reader, blind};
-    cluster::configure(cfg);
-    sys = std::make_unique<caf::actor_system>(cfg);
   }
 
-  void start_serve() {
-    cluster_port = test::free_port();
-    start("e2e-subscribe", {{"MG_CLUSTER_ADDR", "127.0.0.1:" + std::to_string(cluster_port)}});
-  }
+  void start_serve() { start_cluster("e2e-subscribe"); }
 
   std::unique_ptr<cluster::movement_client> session(const key& k, caf::actor_system* in = nullptr) {
-    auto c = std::make_unique<cluster::movement_client>(in ? *in : *sys, seconds(10));
-    c->connect("127.0.0.1", static_cast<uint16_t>(cluster_port));
-    c->login(k.id, k.secret);
-    return c;
+    return cluster_serve_fixture::session(k, seconds(10), in);
   }
 
   /// Creates (creator) and approves (approver) a movement; its id.
@@ -216,10 +202,8 @@ BOOST_FIXTURE_TEST_CASE(subscribers_that_quit_or_disconnect_leave_the_fan_out, s
   // CAF node (its node will disconnect).
   auto local = session(reader);
   BOOST_TEST(local->subscribe().status == 200);
-  caf::actor_system_config other_cfg;
-  cluster::configure(other_cfg);
-  auto other = std::make_unique<caf::actor_system>(other_cfg);
-  auto remote = session(reader, other.get());
+  auto other = std::make_unique<test::client_system>();
+  auto remote = session(reader, other->sys.get());
   BOOST_TEST(remote->subscribe().status == 200);
   BOOST_TEST(wait_subscribers(*watcher, 2, 5s));
 

@@ -18,29 +18,37 @@ std::string movegate_binary() {
 child::child(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
              const std::string& log_path)
     : log_path_(log_path) {
+  // Truncated before fork: log() must never show a previous run's file
+  // (the same path is reused by the next run of the test).
+  int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0)
+    throw std::runtime_error("cannot open " + log_path);
   pid_ = fork();
-  if (pid_ < 0)
+  if (pid_ < 0) {
+    close(fd);
     throw std::runtime_error("fork failed");
-  if (pid_ == 0) {
-    int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    // Listeners on free ports unless the test chose them, so children of
-    // parallel tests (or a service already on 8080) never collide.
-    setenv("MG_HTTP_ADDR", "127.0.0.1:0", 1);
-    setenv("MG_ADMIN_ADDR", "127.0.0.1:0", 1);
-    setenv("MG_CLUSTER_ADDR", "127.0.0.1:0", 1); // never the shared default 4242
-    for (auto& [k, v] : env)
-      setenv(k.c_str(), v.c_str(), 1);
-    std::vector<std::string> argv_s{movegate_binary()};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_s)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
   }
+  if (pid_ > 0) {
+    close(fd);
+    return;
+  }
+  dup2(fd, 1);
+  dup2(fd, 2);
+  // Listeners on free ports unless the test chose them, so children of
+  // parallel tests (or a service already on 8080) never collide.
+  setenv("MG_HTTP_ADDR", "127.0.0.1:0", 1);
+  setenv("MG_ADMIN_ADDR", "127.0.0.1:0", 1);
+  setenv("MG_CLUSTER_ADDR", "127.0.0.1:0", 1); // never the shared default 4242
+  for (auto& [k, v] : env)
+    setenv(k.c_str(), v.c_str(), 1);
+  std::vector<std::string> argv_s{movegate_binary()};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  execv(argv[0], argv.data());
+  _exit(127);
 }
 
 child::~child() {

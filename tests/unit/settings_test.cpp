@@ -292,6 +292,9 @@ BOOST_AUTO_TEST_CASE(reads_every_variable) {
       {"MG_CLUSTER_ADDR", "[::1]:0"},
       {"MG_CLUSTER_LEASE_RENEW_SECONDS", "1"},
       {"MG_CLUSTER_LEASE_SECONDS", "4"},
+      {"MG_CLUSTER_TLS_CERT_FILE", "/etc/movegate/node.pem"},
+      {"MG_CLUSTER_TLS_KEY_FILE", "/etc/movegate/node.key"},
+      {"MG_CLUSTER_TLS_CA_FILE", "/etc/movegate/ca.pem"},
   };
   const cfg_settings s = load_settings(env_of(env));
   BOOST_TEST(s.database_url == "postgresql://u@h/db");
@@ -347,6 +350,10 @@ BOOST_AUTO_TEST_CASE(reads_every_variable) {
   BOOST_TEST(s.cluster_addr == "[::1]:0");
   BOOST_TEST(s.cluster_lease_renew_seconds == 1.0);
   BOOST_TEST(s.cluster_lease_seconds == 4.0);
+  BOOST_TEST(s.cluster_tls());
+  BOOST_TEST(s.cluster_tls_cert_file == "/etc/movegate/node.pem");
+  BOOST_TEST(s.cluster_tls_key_file == "/etc/movegate/node.key");
+  BOOST_TEST(s.cluster_tls_ca_file == "/etc/movegate/ca.pem");
 }
 
 BOOST_AUTO_TEST_CASE(looks_up_only_described_names) {
@@ -359,7 +366,7 @@ BOOST_AUTO_TEST_CASE(looks_up_only_described_names) {
   std::set<std::string> printed;
   for (const auto& kv : described(load_settings(env_of({}))))
     printed.insert(kv.first);
-  BOOST_TEST(asked.size() == 76u);
+  BOOST_TEST(asked.size() == 79u);
   BOOST_CHECK(asked == printed);
   for (const auto& n : asked)
     BOOST_CHECK_MESSAGE(starts_with(n, "MG_"), n);
@@ -519,6 +526,17 @@ BOOST_AUTO_TEST_CASE(lease_longer_than_renew) {
                          "MG_CLUSTER_LEASE_SECONDS: "));
 }
 
+BOOST_AUTO_TEST_CASE(cluster_tls_files_come_as_all_three_or_none) {
+  BOOST_TEST(!load_settings(env_of({})).cluster_tls());
+  BOOST_TEST(error_of({{"MG_CLUSTER_TLS_CERT_FILE", "/c.pem"}}) ==
+             "MG_CLUSTER_TLS_KEY_FILE: must be set along with MG_CLUSTER_TLS_CERT_FILE");
+  BOOST_TEST(
+      error_of({{"MG_CLUSTER_TLS_CERT_FILE", "/c.pem"}, {"MG_CLUSTER_TLS_KEY_FILE", "/k"}}) ==
+      "MG_CLUSTER_TLS_CA_FILE: must be set along with MG_CLUSTER_TLS_KEY_FILE");
+  BOOST_TEST(error_of({{"MG_CLUSTER_TLS_CA_FILE", "/ca.pem"}}) ==
+             "MG_CLUSTER_TLS_CERT_FILE: must be set along with MG_CLUSTER_TLS_CA_FILE");
+}
+
 BOOST_AUTO_TEST_CASE(secrets_never_in_messages) {
   // Every kind of failure, with all three secrets set.
   const std::vector<env_map> failures = {
@@ -570,9 +588,9 @@ BOOST_AUTO_TEST_CASE(describe_one_line_per_setting) {
   std::size_t newlines = 0;
   for (char c : text)
     newlines += c == '\n';
-  BOOST_TEST(newlines == 76u);
+  BOOST_TEST(newlines == 79u);
   auto lines = described(s);
-  BOOST_TEST(lines.size() == 76u);
+  BOOST_TEST(lines.size() == 79u);
   BOOST_TEST(lines["MG_NETWORK_CLASS"] == "devnet");
   BOOST_TEST(lines["MG_RUNTIME_NODE"] == hostname_pid());
   BOOST_TEST(lines["MG_NODE_DISPATCH_INTERVAL_SECONDS"] == "2");
@@ -584,7 +602,7 @@ BOOST_AUTO_TEST_CASE(describe_one_line_per_setting) {
   BOOST_TEST(lines["MG_CEX_TRANSFER_INGEST_VENUES_CSV"] == "");
   // A free-text value with a newline stays on its line.
   const auto odd = load_settings(env_of({{"MG_API_KEYS_FILE", "/tmp/a\nMG_ADMIN_TOKEN=x"}}));
-  BOOST_TEST(described(odd).size() == 76u);
+  BOOST_TEST(described(odd).size() == 79u);
 }
 
 BOOST_AUTO_TEST_CASE(describe_round_trips) {

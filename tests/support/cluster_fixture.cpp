@@ -1,0 +1,66 @@
+#include "tests/support/cluster_fixture.hpp"
+
+#include <boost/test/unit_test.hpp>
+#include <stdexcept>
+
+namespace mg::test {
+
+namespace {
+
+void openssl(const std::string& args) {
+  auto r = run_shell("openssl " + args);
+  if (r.status != 0)
+    throw std::runtime_error("openssl " + args + " failed: " + r.output);
+}
+
+const char* ec_key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+
+} // namespace
+
+test_pki::test_pki(std::string d)
+    : dir(std::move(d)), ca_cert(dir + "-ca.pem"), ca_key(dir + "-ca.key") {
+  openssl(std::string("req -x509 ") + ec_key + " -keyout " + ca_key + " -out " + ca_cert +
+          " -days 1 -subj /CN=movegate-test-ca");
+}
+
+cluster::tls_files test_pki::issue(const std::string& name) const {
+  auto base = dir + "-" + name;
+  openssl(std::string("req ") + ec_key + " -keyout " + base + ".key -out " + base +
+          ".csr -subj /CN=" + name);
+  openssl("x509 -req -in " + base + ".csr -CA " + ca_cert + " -CAkey " + ca_key +
+          " -CAcreateserial -out " + base + ".pem -days 1");
+  return {base + ".pem", base + ".key", ca_cert};
+}
+
+cluster::tls_files test_pki::self_signed(const std::string& name) const {
+  auto base = dir + "-" + name;
+  openssl(std::string("req -x509 ") + ec_key + " -keyout " + base + ".key -out " + base +
+          ".pem -days 1 -subj /CN=" + name);
+  return {base + ".pem", base + ".key", base + ".pem"};
+}
+
+client_system::client_system(const std::optional<cluster::tls_files>& tls) {
+  cluster::configure(cfg, tls);
+  sys = std::make_unique<caf::actor_system>(cfg);
+}
+
+void cluster_serve_fixture::start_cluster(const std::string& node,
+                                          std::map<std::string, std::string> extra) {
+  cluster_port = free_port();
+  auto host = std::string("127.0.0.1");
+  if (auto it = extra.find("MG_CLUSTER_ADDR"); it != extra.end())
+    host = it->second.substr(0, it->second.rfind(':'));
+  extra["MG_CLUSTER_ADDR"] = host + ":" + std::to_string(cluster_port);
+  start(node, extra);
+}
+
+std::unique_ptr<cluster::movement_client>
+cluster_serve_fixture::session(const api_key_spec& k, std::chrono::milliseconds timeout,
+                               caf::actor_system* in) {
+  auto c = std::make_unique<cluster::movement_client>(in ? *in : sys(), timeout);
+  c->connect("127.0.0.1", static_cast<uint16_t>(cluster_port));
+  c->login(k.id, k.secret);
+  return c;
+}
+
+} // namespace mg::test

@@ -1,0 +1,76 @@
+#pragma once
+// A `movegate serve` with its cluster door on a free loopback port (or, with
+// TLS, on any address), and CAF actor systems for the test's siblings. Also
+// a throwaway certificate authority for the TLS tests.
+#include <caf/all.hpp>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "actors/cluster/movement_client.hpp"
+#include "tests/support/serve_fixture.hpp"
+
+namespace mg::test {
+
+/// The keys most cluster tests log in with: four-eyes needs a creator and
+/// a different approver.
+namespace cluster_keys {
+inline const api_key_spec creator{"creator", "c0ffee00c0ffee00c0ffee00c0ffee00",
+                                  R"(["create", "read"])"};
+inline const api_key_spec approver{"approver", "a11ce000a11ce000a11ce000a11ce000",
+                                   R"(["approve", "read"])"};
+inline const api_key_spec reader{"reader", "4ead004ead004ead004ead004ead0000", R"(["read"])"};
+} // namespace cluster_keys
+
+/// A CA made with the openssl command line under `dir`, and certificates
+/// it signs (EC P-256, valid for a day).
+struct test_pki {
+  explicit test_pki(std::string dir);
+  /// A certificate and key for `name` signed by this CA; ca = this CA.
+  cluster::tls_files issue(const std::string& name) const;
+  /// A self-signed certificate for `name` (its own CA): no peer of this
+  /// CA accepts it, and it accepts none of them.
+  cluster::tls_files self_signed(const std::string& name) const;
+
+  std::string dir;
+  std::string ca_cert;
+  std::string ca_key;
+};
+
+/// An actor system configured for cluster clients (TLS when given). The
+/// config lives beside it: CAF 0.17's actor system keeps a reference to it.
+struct client_system {
+  explicit client_system(const std::optional<cluster::tls_files>& tls = std::nullopt);
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+};
+
+struct cluster_serve_fixture : serve_fixture {
+  int cluster_port = 0;
+  std::unique_ptr<client_system> clients = std::make_unique<client_system>();
+  caf::actor_system& sys() { return *clients->sys; }
+
+  /// start(node) with MG_CLUSTER_ADDR on a free loopback port plus `extra`
+  /// (which may set its own MG_CLUSTER_ADDR host; its port is replaced).
+  void start_cluster(const std::string& node, std::map<std::string, std::string> extra = {});
+
+  /// A connected, logged-in client of `in` (default: clients), failing the
+  /// test otherwise.
+  std::unique_ptr<cluster::movement_client>
+  session(const api_key_spec& k, std::chrono::milliseconds timeout = std::chrono::seconds(10),
+          caf::actor_system* in = nullptr);
+
+  /// The client_error message of `f`, "" when it did not throw.
+  template <class F> static std::string error_of(F&& f) {
+    try {
+      f();
+    } catch (const cluster::client_error& e) {
+      return e.what();
+    }
+    return "";
+  }
+};
+
+} // namespace mg::test
