@@ -226,6 +226,25 @@ BOOST_FIXTURE_TEST_CASE(nothing_listening_and_a_peer_killed_mid_session_fail_in_
   BOOST_TEST(contains(again, "connect"), again);
 }
 
+BOOST_FIXTURE_TEST_CASE(a_frozen_peer_times_out_with_the_reason_and_recovers_after,
+                        cluster_fixture) {
+  start_serve();
+  auto c = session(creator, 2s);
+  BOOST_TEST(c->list().status == 200);
+  server->signal(SIGSTOP);
+  auto started = steady_clock::now();
+  auto why = error_of([&] { c->list(); });
+  double waited = duration<double>(steady_clock::now() - started).count();
+  server->signal(SIGCONT);
+  BOOST_TEST(contains(why, "no answer from movegate at 127.0.0.1:" + std::to_string(cluster_port) +
+                               " within 2000 ms"),
+             why);
+  BOOST_TEST(waited >= 1.9);
+  BOOST_TEST(waited < 4.0);
+  // Resumed, it answers again on the same session.
+  BOOST_TEST(c->list().status == 200);
+}
+
 BOOST_FIXTURE_TEST_CASE(unregistered_and_unknown_messages_get_an_error_not_a_hang,
                         cluster_fixture) {
   start_serve();
