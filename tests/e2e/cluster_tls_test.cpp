@@ -5,6 +5,8 @@
 // and changes nothing; unusable TLS files stop start-up naming the variable.
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <csignal>
+#include <thread>
 
 #include "tests/support/cluster_fixture.hpp"
 
@@ -104,6 +106,32 @@ BOOST_FIXTURE_TEST_CASE(off_loopback_the_door_admits_only_siblings_certified_by_
   BOOST_TEST(listed.status == 200, listed.body);
   BOOST_TEST(count("SELECT count(*) FROM movement_requests") == 1);
   BOOST_TEST(server->running());
+}
+
+BOOST_FIXTURE_TEST_CASE(nodes_of_a_tls_cluster_watch_each_other_over_tls, tls_fixture) {
+  start_cluster("e2e-tls-1", tls_env(node));
+  auto second_env = tls_env(pki.issue("node2"));
+  second_env["MG_DATABASE_URL"] = url;
+  second_env["MG_RUNTIME_NODE"] = "e2e-tls-2";
+  test::child second({"serve"}, second_env, prefix + "-e2e-tls-2.log");
+  auto logged = [](test::child& c, const std::string& what, const std::string& peer) {
+    return c.log().find("\"msg\":\"" + what + "\",\"peer\":\"" + peer + "\"") != std::string::npos;
+  };
+  bool both = false;
+  for (int i = 0; i < 100 && !both; ++i) {
+    std::this_thread::sleep_for(100ms);
+    both = logged(*server, "watching cluster peer", "e2e-tls-2") &&
+           logged(second, "watching cluster peer", "e2e-tls-1");
+  }
+  BOOST_TEST(both, server->log() << "\n" << second.log());
+  second.signal(SIGKILL);
+  bool noticed = false;
+  for (int i = 0; i < 50 && !noticed; ++i) {
+    std::this_thread::sleep_for(100ms);
+    noticed =
+        logged(*server, "cluster peer connection lost; looking at its lease now", "e2e-tls-2");
+  }
+  BOOST_TEST(noticed, server->log());
 }
 
 BOOST_FIXTURE_TEST_CASE(unusable_tls_files_stop_start_up_naming_the_variable, tls_fixture) {
