@@ -17,6 +17,11 @@ using key_ptr = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
 using store_ptr = std::unique_ptr<X509_STORE, decltype(&X509_STORE_free)>;
 using store_ctx_ptr = std::unique_ptr<X509_STORE_CTX, decltype(&X509_STORE_CTX_free)>;
 
+void free_chain(STACK_OF(X509) * chain) {
+  sk_X509_pop_free(chain, X509_free);
+}
+using chain_ptr = std::unique_ptr<STACK_OF(X509), decltype(&free_chain)>;
+
 bio_ptr open_file(const std::string& path) {
   return {BIO_new_file(path.c_str(), "r"), &BIO_free};
 }
@@ -42,6 +47,11 @@ std::optional<tls_problem> check_tls_files(const tls_files& f) {
   x509_ptr cert{PEM_read_bio_X509(cert_in.get(), nullptr, no_passphrase, nullptr), &X509_free};
   if (!cert)
     return problem(file::certificate, "no PEM certificate in '" + f.certificate + "'");
+  // The rest of the file: intermediates a peer needs to reach the CA.
+  chain_ptr intermediates{sk_X509_new_null(), &free_chain};
+  while (X509* next = PEM_read_bio_X509(cert_in.get(), nullptr, no_passphrase, nullptr))
+    sk_X509_push(intermediates.get(), next);
+  ERR_clear_error(); // the read past the last certificate
 
   auto key_in = open_file(f.key);
   if (!key_in)
@@ -58,7 +68,7 @@ std::optional<tls_problem> check_tls_files(const tls_files& f) {
   if (!store || X509_STORE_load_file(store.get(), f.ca.c_str()) != 1)
     return problem(file::ca, "no PEM CA certificate readable in '" + f.ca + "'");
   store_ctx_ptr ctx{X509_STORE_CTX_new(), &X509_STORE_CTX_free};
-  if (!ctx || X509_STORE_CTX_init(ctx.get(), store.get(), cert.get(), nullptr) != 1)
+  if (!ctx || X509_STORE_CTX_init(ctx.get(), store.get(), cert.get(), intermediates.get()) != 1)
     return problem(file::ca, "cannot set up certificate verification");
   if (X509_verify_cert(ctx.get()) != 1)
     return problem(file::certificate,
@@ -76,6 +86,10 @@ void load_tls(caf::actor_system_config& cfg, const tls_files& f) {
 
 bool tls_enabled(caf::actor_system& sys) {
   return sys.has_openssl_manager();
+}
+
+caf::io::middleman_actor connection_manager(caf::actor_system& sys) {
+  return tls_enabled(sys) ? sys.openssl_manager().actor_handle() : sys.middleman().actor_handle();
 }
 
 } // namespace mg::cluster

@@ -7,6 +7,7 @@
 // same files and checks as `serve`.
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/io/middleman_actor.hpp>
 #include <optional>
 #include <string>
 
@@ -37,5 +38,10 @@ void load_tls(caf::actor_system_config& cfg, const tls_files& f);
 /// True when `sys` was configured with load_tls: every cluster connection
 /// it publishes or opens is then TLS.
 bool tls_enabled(caf::actor_system& sys);
+
+/// Who dials cluster connections for `sys`: the OpenSSL module's connection
+/// manager under TLS (a plain dial would fail its handshake), else the
+/// middleman's.
+caf::io::middleman_actor connection_manager(caf::actor_system& sys);
 
 } // namespace mg::cluster

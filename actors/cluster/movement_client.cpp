@@ -1,7 +1,6 @@
 #include "actors/cluster/movement_client.hpp"
 
 #include <caf/io/all.hpp>
-#include <caf/openssl/manager.hpp>
 #include <random>
 
 #include "domain/api_auth.hpp"
@@ -67,10 +66,7 @@ void movement_client::connect(const std::string& host, uint16_t port) {
   api_ = nullptr;
   auto expected_ifs = sys_.message_types(caf::detail::type_list<actors::movement_api_actor>{});
   std::string failure;
-  // A TLS client must dial through the OpenSSL module's connection manager.
-  auto manager =
-      tls_enabled(sys_) ? sys_.openssl_manager().actor_handle() : sys_.middleman().actor_handle();
-  self_->request(manager, timeout_, caf::connect_atom::value, host, port)
+  self_->request(connection_manager(sys_), timeout_, caf::connect_atom::value, host, port)
       .receive(
           [&](const caf::node_id&, caf::strong_actor_ptr& ptr, std::set<std::string>& ifs) {
             if (!ptr)

@@ -1,7 +1,6 @@
 #include "actors/cluster/peer_watch.hpp"
 
 #include <caf/io/all.hpp>
-#include <caf/openssl/manager.hpp>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -43,14 +42,11 @@ void watch(self_ptr self, const std::string& peer, caf::strong_actor_ptr& ptr,
 }
 
 void dial(self_ptr self, const db::cluster_peer& p, const peer_events& events) {
-  auto& sys = self->system();
-  auto manager = cluster::tls_enabled(sys) ? sys.openssl_manager().actor_handle()
-                                           : sys.middleman().actor_handle();
   auto peer = p.runtime_node;
   auto where = p.host + ":" + std::to_string(p.cluster_port);
   self->state.dialled.insert(peer);
-  self->request(manager, dial_timeout, caf::connect_atom::value, p.host,
-                static_cast<uint16_t>(p.cluster_port))
+  self->request(cluster::connection_manager(self->system()), dial_timeout, caf::connect_atom::value,
+                p.host, static_cast<uint16_t>(p.cluster_port))
       .then(
           [=](caf::node_id&, caf::strong_actor_ptr& ptr, std::set<std::string>&) {
             if (ptr) {
