@@ -95,6 +95,18 @@ void run_pass(worker_actor::stateful_pointer<loop_state> self, const worker_spec
   const auto pass_started = std::chrono::steady_clock::now();
   int processed = 0;
   std::optional<double> next_due;
+  // Cleared on every way out of the pass (a throwing pass included).
+  struct busy_scope {
+    std::atomic<bool>* flag;
+    explicit busy_scope(std::atomic<bool>* f) : flag(f) {
+      if (flag)
+        flag->store(true, std::memory_order_relaxed);
+    }
+    ~busy_scope() {
+      if (flag)
+        flag->store(false, std::memory_order_relaxed);
+    }
+  } busy(spec.busy.get());
   try {
     auto r = spec.pass(*st.conn);
     processed = r.processed;

@@ -4,6 +4,8 @@
 // logged and counted, backoff min(2^n, 60 s) from 5 in a row; a success
 // resets the count; shutdown (an exit message) ends it. SPEC §1 adds drain
 // passes and wake-ups, both off with MG_WAKEUPS_ENABLED=false.
+#include <algorithm>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -36,6 +38,36 @@ struct runtime_links {
     for (auto& d : dispatchers)
       caf::anon_send(d, wake_atom::value);
   }
+
+  /// Wakes one dispatcher per node made READY (at most all), idle ones
+  /// first, taking turns. Waking every dispatcher for one node would make
+  /// all but one race for it, miss, and pay a retry pass each; a dispatcher
+  /// that got work drains on, so nothing waits for the interval.
+  void wake_dispatchers_for(size_t ready_nodes) const {
+    const size_t count = dispatchers.size();
+    if (count == 0)
+      return;
+    auto n = std::min(ready_nodes, count);
+    auto start = next_dispatcher.fetch_add(n, std::memory_order_relaxed);
+    std::vector<bool> woken(count, false);
+    auto wake = [&](size_t i) {
+      woken[i] = true;
+      caf::anon_send(dispatchers[i], wake_atom::value);
+      --n;
+    };
+    for (size_t k = 0; k < count && n > 0; ++k) {
+      auto i = (start + k) % count;
+      if (i >= dispatcher_busy.size() || !dispatcher_busy[i]->load(std::memory_order_relaxed))
+        wake(i);
+    }
+    for (size_t k = 0; k < count && n > 0; ++k) // all busy: they drain next
+      if (!woken[(start + k) % count])
+        wake((start + k) % count);
+  }
+
+  /// Per dispatcher (same order as `dispatchers`): set while it runs a pass.
+  std::vector<std::shared_ptr<std::atomic<bool>>> dispatcher_busy;
+  mutable std::atomic<size_t> next_dispatcher{0};
 };
 
 struct worker_spec {
@@ -44,6 +76,8 @@ struct worker_spec {
   domain::loop_policy policy;
   /// One pass on the worker's own connection.
   std::function<workers::pass_result(db::connection_slot&)> pass;
+  /// When set, true while a pass runs (dispatchers: wake-ups prefer idle ones).
+  std::shared_ptr<std::atomic<bool>> busy{};
 };
 
 struct worker_env {

@@ -18,7 +18,7 @@ reconciler(reconciler_actor::stateful_pointer<reconciler_state> self,
         try {
           auto outcome = workers::reconcile_one(self->state.conn->get(), ctx->e, request_id);
           if (wakeups && outcome.activated > 0)
-            links->wake_dispatchers();
+            links->wake_dispatchers_for(static_cast<size_t>(outcome.activated));
           return !outcome.found || outcome.terminal;
         } catch (const std::exception& ex) {
           if (db::is_connection_error(ex))

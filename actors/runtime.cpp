@@ -55,9 +55,10 @@ std::vector<worker_spec> engine_workers(const std::shared_ptr<workers::engine_co
   for (int i = 1; i <= dispatchers; ++i)
     specs.push_back({i == 1 ? "node_dispatcher" : "node_dispatcher_" + std::to_string(i),
                      worker_group::core, policy(s.node_dispatch_interval_seconds, s),
-                     [ctx](db::connection_slot& c) {
-                       return workers::dispatch_pass(c, ctx->e);
-                     }});
+                     [ctx, lane = i - 1](db::connection_slot& c) {
+                       return workers::dispatch_pass(c, ctx->e, lane);
+                     },
+                     std::make_shared<std::atomic<bool>>(false)});
   specs.push_back({"node_observer", worker_group::core, policy(s.node_observe_interval_seconds, s),
                    [ctx, observe_helpers](db::connection_slot& c) {
                      return workers::observe_pass(c, ctx->e, observe_helpers.get());

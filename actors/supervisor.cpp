@@ -17,10 +17,13 @@ worker_actor spawn_worker(self_ptr self, const worker_spec& spec) {
   return h;
 }
 
-void register_link(supervisor_state& st, const std::string& name, const worker_actor& h) {
-  if (name.rfind("node_dispatcher", 0) == 0)
+void register_link(supervisor_state& st, const worker_spec& spec, const worker_actor& h) {
+  const auto& name = spec.name;
+  if (name.rfind("node_dispatcher", 0) == 0) {
     st.env.links->dispatchers.push_back(h);
-  else if (name == "node_observer")
+    st.env.links->dispatcher_busy.push_back(spec.busy ? spec.busy
+                                                      : std::make_shared<std::atomic<bool>>(false));
+  } else if (name == "node_observer")
     st.env.links->observer = h;
   else if (name == "node_recovery")
     st.env.links->recovery = h;
@@ -89,7 +92,7 @@ supervisor_actor::behavior_type supervisor(self_ptr self, std::vector<worker_spe
   }
   for (size_t i = 0; i < st.specs.size(); ++i) {
     auto h = spawn_worker(self, st.specs[i]);
-    register_link(st, st.specs[i].name, h);
+    register_link(st, st.specs[i], h);
     st.members.push_back({st.specs[i].name, st.specs[i].group, static_cast<int>(i),
                           caf::actor_cast<caf::actor>(h), 0, true});
   }

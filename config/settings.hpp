@@ -29,7 +29,11 @@ struct settings {
 
   // --- core workers --------------------------------------------------------
   double node_dispatch_interval_seconds = 2; // MG_NODE_DISPATCH_INTERVAL_SECONDS
-  int node_dispatchers = 1; // MG_NODE_DISPATCHERS (1..64): parallel dispatcher instances
+  // MG_NODE_DISPATCHERS (1..64): parallel instances of the serial
+  // dispatcher (wake-ups on; off always runs one). A dispatcher spends most
+  // of a node waiting on commits and the provider, so a few keep the
+  // database busy instead of one waiting in turn.
+  int node_dispatchers = 4;
   double node_observe_interval_seconds = 5; // MG_NODE_OBSERVE_INTERVAL_SECONDS
   int node_observe_batch_size = 10;         // MG_NODE_OBSERVE_BATCH_SIZE
   int node_observe_concurrency = 4;         // MG_NODE_OBSERVE_CONCURRENCY (1..64): own connections

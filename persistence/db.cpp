@@ -43,6 +43,42 @@ std::vector<std::string> json_string_array(const std::string& json_text) {
   return out;
 }
 
+pqxx::result write_batch::run(pqxx::transaction_base& tx) {
+  std::string sql;
+  sql.swap(sql_);
+  return tx.exec(sql);
+}
+
+void write_batch::append_literal(pqxx::transaction_base& tx, std::string& out,
+                                 const std::string& v) {
+  out += out.empty() ? "" : ", ";
+  out += tx.quote(v);
+}
+
+void write_batch::append_literal(pqxx::transaction_base& tx, std::string& out, const char* v) {
+  if (!v) {
+    out += out.empty() ? "NULL" : ", NULL";
+    return;
+  }
+  append_literal(tx, out, std::string(v));
+}
+
+void write_batch::append_literal(pqxx::transaction_base& tx, std::string& out, bool v) {
+  append_literal(tx, out, std::string(v ? "true" : "false"));
+}
+
+void write_batch::append_literal(pqxx::transaction_base& tx, std::string& out, int v) {
+  append_literal(tx, out, std::to_string(v));
+}
+
+void write_batch::append_literal(pqxx::transaction_base& tx, std::string& out, long v) {
+  append_literal(tx, out, std::to_string(v));
+}
+
+void write_batch::append_literal(pqxx::transaction_base& tx, std::string& out, double v) {
+  append_literal(tx, out, pqxx::to_string(v)); // round-trips, unlike std::to_string
+}
+
 bool is_connection_error(const std::exception& e) {
   return dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr ||
          dynamic_cast<const pqxx::in_doubt_error*>(&e) != nullptr;

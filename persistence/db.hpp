@@ -44,6 +44,36 @@ pqxx::result exec(pqxx::transaction_base& tx, const statement& s, Args&&... args
   return tx.exec_prepared(s.name, std::forward<Args>(args)...);
 }
 
+/// Prepared statements sent to the server in one round trip: one
+/// simple-query message of SQL EXECUTEs, so the writes that end a
+/// transaction cost one round trip instead of one each, and keep their
+/// cached plans. Arguments become quoted literals (coerced to the
+/// statement's parameter types). The statements run in order; the first
+/// error stops the rest and aborts the transaction, as separate calls would.
+class write_batch {
+public:
+  template <class... Args>
+  void add(pqxx::transaction_base& tx, const statement& s, const Args&... args) {
+    tx.conn().prepare(s.name, s.sql);
+    tx.conn().prepare_now(s.name); // EXECUTE needs it on the server
+    std::string params;
+    (append_literal(tx, params, args), ...);
+    sql_ += "EXECUTE " + s.name + (params.empty() ? "" : "(" + params + ")") + ";";
+  }
+  bool empty() const { return sql_.empty(); }
+  /// Runs the added statements and forgets them; answers the last one's rows.
+  pqxx::result run(pqxx::transaction_base& tx);
+
+private:
+  static void append_literal(pqxx::transaction_base& tx, std::string& out, const std::string& v);
+  static void append_literal(pqxx::transaction_base& tx, std::string& out, const char* v);
+  static void append_literal(pqxx::transaction_base& tx, std::string& out, bool v);
+  static void append_literal(pqxx::transaction_base& tx, std::string& out, int v);
+  static void append_literal(pqxx::transaction_base& tx, std::string& out, long v);
+  static void append_literal(pqxx::transaction_base& tx, std::string& out, double v);
+  std::string sql_;
+};
+
 /// True for errors after which the connection must be replaced.
 bool is_connection_error(const std::exception& e);
 

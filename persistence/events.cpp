@@ -1,5 +1,8 @@
 #include "persistence/events.hpp"
 
+#include <stdexcept>
+
+#include "domain/json.hpp"
 #include "persistence/db.hpp"
 
 namespace mg::db {
@@ -9,51 +12,122 @@ void event_batch::node_changed(const std::string& request_state, const std::stri
   add({"node_state_changed", request_state, node_key, node_state, std::move(data)});
 }
 
-void event_batch::flush(pqxx::transaction_base& tx) {
-  if (events_.empty())
+void event_batch::add_generated_artifacts(const std::string& node_id, int attempt_no,
+                                          const std::string& artifacts_json) {
+  if (artifacts_json.empty() || artifacts_json == "[]")
+    return;
+  auto items = json::parse(artifacts_json);
+  if (!items || !items->IsArray())
+    throw std::invalid_argument("generated_artifacts is not a JSON array");
+  for (auto& item : items->GetArray())
+    add_artifact({node_id, attempt_no, "generated", json::dump(item), ""});
+}
+
+namespace {
+
+const statement& write_events_statement(bool attention, bool artifacts);
+
+} // namespace
+
+template <class Run> void event_batch::write(Run&& run) {
+  if (events_.empty() && artifacts_.empty())
     return;
   std::vector<std::string> types, states, keys, node_states, data;
+  bool attention = false;
   for (auto& e : events_) {
+    attention |= e.event_type == "request_attention";
     types.push_back(e.event_type);
     states.push_back(e.request_state);
     keys.push_back(e.node_key);
     node_states.push_back(e.node_state);
     data.push_back(e.data);
   }
-  // ord keeps the events in the order they happened (seq is a bigserial).
-  static const statement q{
-      "mg_write_events",
-      "WITH input AS ("
-      "  SELECT gen_random_uuid() AS id, clock_timestamp() AS at, t.*"
-      "  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[])"
-      "       WITH ORDINALITY AS t(event_type, request_state, node_key, node_state, data, ord)),"
-      " ev AS ("
-      "  INSERT INTO movement_events (id, request_id, event_type, node_key, payload, occurred_at)"
-      "  SELECT id, $1::uuid, event_type, NULLIF(node_key, ''),"
-      "    jsonb_strip_nulls(jsonb_build_object('event_id', id, 'event_type', event_type,"
-      "      'request_id', $1::uuid, 'request_state', request_state,"
-      "      'node_key', NULLIF(node_key, ''), 'node_state', NULLIF(node_state, ''),"
-      "      'occurred_at', at)) || jsonb_build_object('data', data::jsonb),"
-      "    at"
-      "  FROM input ORDER BY ord"
-      "  RETURNING id, event_type, payload),"
-      // Operator notification of each request_attention, in this transaction.
-      " attention AS ("
-      "  INSERT INTO notification_outbox (kind, subject, dedupe_key, payload)"
-      "  SELECT 'request_attention', r.id::text, 'request_attention:' || ev.id,"
-      "    ev.payload || jsonb_build_object('network_class', r.network_class,"
-      "      'template_key', r.template_key)"
-      "  FROM ev JOIN movement_requests r ON r.id = $1::uuid"
-      "  WHERE ev.event_type = 'request_attention' ON CONFLICT (dedupe_key) DO NOTHING)"
-      " INSERT INTO movement_callback_outbox (event_id, request_id, event_type, payload,"
-      "   callback_url, max_attempts, callback_timestamp, callback_nonce)"
-      " SELECT ev.id, r.id, ev.event_type, ev.payload, r.callback_url, $7,"
-      "   extract(epoch FROM now())::bigint, replace(gen_random_uuid()::text, '-', '')"
-      " FROM ev JOIN movement_requests r ON r.id = $1::uuid"
-      " WHERE r.callback_url IS NOT NULL"};
-  exec(tx, q, request_id_, text_array(types), text_array(states), text_array(keys),
-       text_array(node_states), text_array(data), max_attempts_);
+  std::vector<std::string> a_nodes, a_attempts, a_kinds, a_payloads, a_hashes;
+  for (auto& a : artifacts_) {
+    a_nodes.push_back(a.node_id);
+    a_attempts.push_back(std::to_string(a.attempt_no));
+    a_kinds.push_back(a.kind);
+    a_payloads.push_back(a.payload_json);
+    a_hashes.push_back(a.payload_hash);
+  }
+  if (artifacts_.empty())
+    run(write_events_statement(attention, false), request_id_, text_array(types),
+        text_array(states), text_array(keys), text_array(node_states), text_array(data),
+        max_attempts_);
+  else
+    run(write_events_statement(attention, true), request_id_, text_array(types), text_array(states),
+        text_array(keys), text_array(node_states), text_array(data), max_attempts_,
+        text_array(a_nodes), text_array(a_attempts), text_array(a_kinds), text_array(a_payloads),
+        text_array(a_hashes));
   events_.clear();
+  artifacts_.clear();
 }
+
+void event_batch::flush(pqxx::transaction_base& tx) {
+  write([&](const statement& q, auto&&... args) { exec(tx, q, args...); });
+}
+
+void event_batch::flush_into(pqxx::transaction_base& tx, write_batch& batch) {
+  write([&](const statement& q, auto&&... args) { batch.add(tx, q, args...); });
+}
+
+namespace {
+
+/// The events statement, with only the CTEs this batch needs: every
+/// ModifyTable in a plan is set up at each execution even when it inserts
+/// nothing, and most batches have no request_attention and some no artifacts.
+const statement& write_events_statement(bool attention, bool artifacts) {
+  auto build = [](bool attention, bool artifacts) {
+    // ord keeps the events in the order they happened (seq is a bigserial).
+    std::string sql =
+        "WITH input AS ("
+        "  SELECT gen_random_uuid() AS id, clock_timestamp() AS at, t.*"
+        "  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[])"
+        "       WITH ORDINALITY AS t(event_type, request_state, node_key, node_state, data, ord)),"
+        " ev AS ("
+        "  INSERT INTO movement_events (id, request_id, event_type, node_key, payload, occurred_at)"
+        "  SELECT id, $1::uuid, event_type, NULLIF(node_key, ''),"
+        "    jsonb_strip_nulls(jsonb_build_object('event_id', id, 'event_type', event_type,"
+        "      'request_id', $1::uuid, 'request_state', request_state,"
+        "      'node_key', NULLIF(node_key, ''), 'node_state', NULLIF(node_state, ''),"
+        "      'occurred_at', at)) || jsonb_build_object('data', data::jsonb),"
+        "    at"
+        "  FROM input ORDER BY ord"
+        "  RETURNING id, event_type, payload)";
+    if (attention)
+      // Operator notification of each request_attention, in this transaction.
+      sql += ", attention AS ("
+             "  INSERT INTO notification_outbox (kind, subject, dedupe_key, payload)"
+             "  SELECT 'request_attention', r.id::text, 'request_attention:' || ev.id,"
+             "    ev.payload || jsonb_build_object('network_class', r.network_class,"
+             "      'template_key', r.template_key)"
+             "  FROM ev JOIN movement_requests r ON r.id = $1::uuid"
+             "  WHERE ev.event_type = 'request_attention' ON CONFLICT (dedupe_key) DO NOTHING)";
+    if (artifacts)
+      // The change's artifacts; created_at is clock_timestamp(), so rows
+      // keep the order they were added in.
+      sql += ", art AS ("
+             "  INSERT INTO node_artifacts (node_id, attempt_no, kind, payload, payload_hash)"
+             "  SELECT a.node_id::uuid, a.attempt_no::int, a.kind, a.payload::jsonb,"
+             "   NULLIF(a.hash, '')"
+             "  FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::text[])"
+             "       WITH ORDINALITY AS a(node_id, attempt_no, kind, payload, hash, ord)"
+             "  ORDER BY a.ord)";
+    sql += " INSERT INTO movement_callback_outbox (event_id, request_id, event_type, payload,"
+           "   callback_url, max_attempts, callback_timestamp, callback_nonce)"
+           " SELECT ev.id, r.id, ev.event_type, ev.payload, r.callback_url, $7,"
+           "   extract(epoch FROM now())::bigint, replace(gen_random_uuid()::text, '-', '')"
+           " FROM ev JOIN movement_requests r ON r.id = $1::uuid"
+           " WHERE r.callback_url IS NOT NULL";
+    return statement{std::string("mg_write_events") + (attention ? "_attention" : "") +
+                         (artifacts ? "_artifacts" : ""),
+                     sql};
+  };
+  static const statement variants[2][2] = {{build(false, false), build(false, true)},
+                                           {build(true, false), build(true, true)}};
+  return variants[attention][artifacts];
+}
+
+} // namespace
 
 } // namespace mg::db

@@ -7,6 +7,8 @@
 
 namespace mg::db {
 
+class write_batch;
+
 struct event {
   std::string event_type;
   std::string request_state;
@@ -15,7 +17,18 @@ struct event {
   std::string data = "{}";
 };
 
-/// Collects a transaction's events and writes them in one statement.
+/// A node_artifacts row whose insert waits for the batch's flush.
+struct pending_artifact {
+  std::string node_id;
+  int attempt_no = 0;
+  std::string kind;
+  std::string payload_json;
+  std::string payload_hash; // "" → null
+};
+
+/// Collects a transaction's events (and the artifacts of the same change)
+/// and writes them in one statement: a round trip per row kind saved on
+/// every node step, in the same transaction, in the order they were added.
 class event_batch {
 public:
   event_batch(std::string request_id, int callback_max_attempts = 5)
@@ -24,17 +37,28 @@ public:
   void add(event e) { events_.push_back(std::move(e)); }
   void node_changed(const std::string& request_state, const std::string& node_key,
                     const std::string& node_state, std::string data = "{}");
-  bool empty() const { return events_.empty(); }
+  /// Appends an artifact (append-only) at the next flush.
+  void add_artifact(pending_artifact a) { artifacts_.push_back(std::move(a)); }
+  /// Each element of a JSON array of generated artifacts, kind 'generated'.
+  void add_generated_artifacts(const std::string& node_id, int attempt_no,
+                               const std::string& artifacts_json);
+  bool empty() const { return events_.empty() && artifacts_.empty(); }
   size_t size() const { return events_.size(); }
 
   /// Inserts every collected event and, when the request has a
-  /// callback_url, its pending outbox row; then forgets them.
+  /// callback_url, its pending outbox row, and every collected artifact;
+  /// then forgets them.
   void flush(pqxx::transaction_base& tx);
+  /// The same write, queued on `batch` (sent with the batch's other writes).
+  void flush_into(pqxx::transaction_base& tx, write_batch& batch);
 
 private:
+  template <class Run> void write(Run&& run);
+
   std::string request_id_;
   int max_attempts_;
   std::vector<event> events_;
+  std::vector<pending_artifact> artifacts_;
 };
 
 } // namespace mg::db

@@ -68,38 +68,47 @@ struct locked_request {
   std::vector<std::string> frontier;
   std::string template_key;
   int template_version;
+  std::vector<domain::node_view> nodes; // locked too while the request is active
 };
 
-std::optional<locked_request> lock_request(pqxx::transaction_base& tx, const std::string& id) {
-  static const statement q{"mg_lock_request",
-                           "SELECT request_state, dispatch_paused, attention_raised,"
-                           " needs_reconcile, to_json(current_frontier)::text, template_key,"
-                           " template_version FROM movement_requests WHERE id = $1 FOR UPDATE"};
+/// Locks the request row and, while the request is active, its nodes, in
+/// one round trip. Lock order stays request, then nodes: the nodes' scan is
+/// gated on a one-time check of the request CTE, so the request row is
+/// locked before any node row.
+std::optional<locked_request> lock_request_and_nodes(pqxx::transaction_base& tx,
+                                                     const std::string& id) {
+  static const statement q{
+      "mg_lock_request_nodes",
+      "WITH req AS MATERIALIZED ("
+      "  SELECT request_state, dispatch_paused, attention_raised, needs_reconcile,"
+      "   to_json(current_frontier)::text AS frontier, template_key, template_version"
+      "  FROM movement_requests WHERE id = $1 FOR UPDATE),"
+      " nodes AS MATERIALIZED ("
+      "  SELECT position, node_key, node_state, COALESCE(error_code, '') AS error_code,"
+      "   COALESCE(extract(epoch FROM clock_timestamp() - unknown_since)::float8, 0) AS unknown_for"
+      "  FROM movement_request_nodes WHERE request_id = $1"
+      "   AND EXISTS (SELECT 1 FROM req WHERE request_state IN"
+      "               ('APPROVED', 'EXECUTING', 'WAITING_MANUAL_ACTION'))"
+      "  ORDER BY position FOR UPDATE)"
+      " SELECT req.*, nodes.node_key, nodes.node_state, nodes.error_code, nodes.unknown_for"
+      " FROM req LEFT JOIN nodes ON true ORDER BY nodes.position"};
   auto r = exec(tx, q, id);
   if (r.empty())
     return std::nullopt;
   auto row = r[0];
-  return locked_request{*domain::parse_request_state(row[0].c_str()),
-                        row[1].as<bool>(),
-                        row[2].as<bool>(),
-                        row[3].as<bool>(),
-                        json_string_array(row[4].c_str()),
-                        row[5].c_str(),
-                        row[6].as<int>()};
-}
-
-std::vector<domain::node_view> lock_nodes(pqxx::transaction_base& tx, const std::string& id) {
-  static const statement q{
-      "mg_lock_nodes",
-      "SELECT node_key, node_state, COALESCE(error_code, ''),"
-      " COALESCE(extract(epoch FROM clock_timestamp() - unknown_since)::float8, 0)"
-      " FROM movement_request_nodes WHERE request_id = $1 ORDER BY position FOR UPDATE"};
-  auto r = exec(tx, q, id);
-  std::vector<domain::node_view> nodes;
-  for (auto row : r)
-    nodes.push_back({row[0].c_str(), *domain::parse_node_state(row[1].c_str()), row[2].c_str(),
-                     row[3].as<double>()});
-  return nodes;
+  locked_request out{*domain::parse_request_state(row[0].c_str()),
+                     row[1].as<bool>(),
+                     row[2].as<bool>(),
+                     row[3].as<bool>(),
+                     json_string_array(row[4].c_str()),
+                     row[5].c_str(),
+                     row[6].as<int>(),
+                     {}};
+  for (auto node : r)
+    if (!node[7].is_null())
+      out.nodes.push_back({node[7].c_str(), *domain::parse_node_state(node[8].c_str()),
+                           node[9].c_str(), node[10].as<double>()});
+  return out;
 }
 
 std::string request_event_type(request_state s) {
@@ -148,7 +157,7 @@ reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plan
                                     const std::string& request_id,
                                     const reconcile_settings& settings) {
   reconcile_outcome out;
-  auto req = lock_request(tx, request_id);
+  auto req = lock_request_and_nodes(tx, request_id);
   if (!req)
     return out;
   out.found = true;
@@ -161,14 +170,13 @@ reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plan
                      request_id);
     return out;
   }
-  auto nodes = lock_nodes(tx, request_id);
   auto stored = plans.get(tx, req->template_key, req->template_version);
   domain::reconcile_input in;
   in.state = req->state;
   in.dispatch_paused = req->dispatch_paused;
   in.attention_raised = req->attention_raised;
   in.frontier = req->frontier;
-  in.nodes = std::move(nodes);
+  in.nodes = std::move(req->nodes);
   in.unknown_escalate_seconds = settings.unknown_escalate_seconds;
   auto actions = domain::reconcile(stored->plan, in);
   out.changed = actions.changes_anything(in);
@@ -181,11 +189,6 @@ reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plan
 
   event_batch events(request_id, settings.callback_max_attempts);
   if (!actions.activate.empty()) {
-    static const statement activate{"mg_activate_nodes",
-                                    "UPDATE movement_request_nodes SET node_state = 'READY',"
-                                    " updated_at = clock_timestamp() WHERE request_id = $1"
-                                    " AND node_key = ANY($2::text[]) AND node_state = 'BLOCKED'"};
-    exec(tx, activate, request_id, text_array(actions.activate));
     for (auto& key : actions.activate)
       events.node_changed(state_name, key, "READY");
     out.activated = static_cast<int>(actions.activate.size());
@@ -200,14 +203,21 @@ reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plan
     events.add({"request_attention", state_name, "", "", attention_data(actions.attention)});
   if (actions.frontier_changed)
     events.add({"frontier_advanced", state_name, "", "", frontier_data(actions.frontier)});
+  // Activation rides on the request update: both rows are locked already,
+  // so one round trip does both.
   static const statement update_request{
       "mg_reconciled_request",
-      "UPDATE movement_requests SET request_state = $2, dispatch_paused = $3,"
+      "WITH activated AS (UPDATE movement_request_nodes SET node_state = 'READY',"
+      "  updated_at = clock_timestamp() WHERE request_id = $1 AND node_key = ANY($6::text[])"
+      "  AND node_state = 'BLOCKED')"
+      " UPDATE movement_requests SET request_state = $2, dispatch_paused = $3,"
       " attention_raised = $4, current_frontier = $5::text[], needs_reconcile = false,"
       " updated_at = clock_timestamp() WHERE id = $1"};
-  exec(tx, update_request, request_id, state_name, actions.dispatch_paused,
-       actions.attention_raised, text_array(actions.frontier));
-  events.flush(tx);
+  write_batch batch; // one round trip for the request, its nodes and the events
+  batch.add(tx, update_request, request_id, state_name, actions.dispatch_paused,
+            actions.attention_raised, text_array(actions.frontier), text_array(actions.activate));
+  events.flush_into(tx, batch);
+  batch.run(tx);
   return out;
 }
 

@@ -50,11 +50,18 @@ claimed_node to_claimed(const pqxx::row& r) {
   return n;
 }
 
-/// The libpqxx 6.4.5 subtransaction never sends its SAVEPOINT for
-/// exec_params, so the miss-only savepoint is plain SQL.
-std::optional<claimed_node> claim_under_savepoint(pqxx::transaction_base& tx, const statement& q,
-                                                  const std::string& id,
-                                                  const std::string& network_class) {
+/// The joined claim in `scope` (see claim_scope). The libpqxx 6.4.5
+/// subtransaction never sends its SAVEPOINT for exec_params, so the
+/// miss-only savepoint is plain SQL.
+std::optional<claimed_node> claim_one(pqxx::transaction_base& tx, const statement& q,
+                                      const std::string& id, const std::string& network_class,
+                                      claim_scope scope) {
+  if (scope == claim_scope::first_in_transaction) {
+    auto r = exec(tx, q, id, network_class);
+    if (r.empty())
+      return std::nullopt; // the caller ends tx, releasing any partial lock
+    return to_claimed(r[0]);
+  }
   tx.exec("SAVEPOINT claim");
   auto r = exec(tx, q, id, network_class);
   if (r.empty()) {
@@ -102,7 +109,8 @@ std::vector<std::string> dispatch_candidates(pqxx::transaction_base& tx,
 }
 
 std::optional<claimed_node> claim_for_dispatch(pqxx::transaction_base& tx, const std::string& id,
-                                               const std::string& network_class) {
+                                               const std::string& network_class,
+                                               claim_scope scope) {
   static const statement q{
       "mg_claim_dispatch",
       std::string("SELECT ") + node_columns +
@@ -111,7 +119,7 @@ std::optional<claimed_node> claim_for_dispatch(pqxx::transaction_base& tx, const
           "   AND r.request_state IN ('APPROVED', 'EXECUTING') AND r.network_class = $2"
           "   AND NOT r.dispatch_paused"
           " FOR UPDATE OF n, r SKIP LOCKED"};
-  return claim_under_savepoint(tx, q, id, network_class);
+  return claim_one(tx, q, id, network_class, scope);
 }
 
 std::vector<std::string> observe_candidates(pqxx::transaction_base& tx,
@@ -145,13 +153,13 @@ std::optional<double> next_observe_due_in(pqxx::transaction_base& tx,
 }
 
 std::optional<claimed_node> claim_for_observe(pqxx::transaction_base& tx, const std::string& id,
-                                              const std::string& network_class) {
+                                              const std::string& network_class, claim_scope scope) {
   static const statement q{"mg_claim_observe",
                            std::string("SELECT ") + node_columns +
                                " FROM movement_request_nodes n JOIN movement_requests r"
                                " ON r.id = n.request_id WHERE n.id = $1 AND" +
                                due_predicate + " FOR UPDATE OF n, r SKIP LOCKED"};
-  return claim_under_savepoint(tx, q, id, network_class);
+  return claim_one(tx, q, id, network_class, scope);
 }
 
 int recovery_lane(const std::string& action_type) {
@@ -213,65 +221,116 @@ bool recovery_work_waiting(pqxx::transaction_base& tx, const std::string& networ
       .as<bool>();
 }
 
-update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node& n,
-                                 const node_update& u, event_batch& events) {
+namespace {
+
+const statement flag_request{
+    "mg_flag_request",
+    "UPDATE movement_requests SET needs_reconcile = needs_reconcile OR $2,"
+    " reconcile_requested_at = CASE WHEN $2 AND NOT needs_reconcile THEN clock_timestamp()"
+    "   ELSE reconcile_requested_at END,"
+    " dispatch_paused = dispatch_paused OR $3, updated_at = clock_timestamp() WHERE id = $1"};
+
+const statement update_node{
+    "mg_update_node",
+    "UPDATE movement_request_nodes SET node_state = $4,"
+    " provider_state = COALESCE($5, provider_state),"
+    " provider_refs = provider_refs || COALESCE($6::jsonb, '{}'::jsonb),"
+    " provider_ref_id = COALESCE($7, provider_ref_id),"
+    " error_code = $8, error_detail = $9,"
+    " next_observe_at = CASE WHEN $10::float8 IS NULL THEN NULL"
+    "   ELSE clock_timestamp() + make_interval(secs => $10::float8) END,"
+    " last_observed_at = CASE WHEN $11 THEN clock_timestamp() ELSE last_observed_at END,"
+    " observe_count = observe_count + CASE WHEN $11 THEN 1 ELSE 0 END,"
+    " unknown_since = CASE WHEN $4 <> 'UNKNOWN' THEN NULL"
+    "   WHEN node_state = 'UNKNOWN' THEN unknown_since ELSE clock_timestamp() END,"
+    " claim_token = CASE $12 WHEN 'keep' THEN claim_token"
+    "   WHEN 'rotate' THEN gen_random_uuid() ELSE NULL END,"
+    " updated_at = clock_timestamp()"
+    " WHERE id = $1 AND attempt_no = $2 AND claim_token IS NOT DISTINCT FROM $3::uuid"
+    " RETURNING id"};
+
+/// Checks the move and works out what it flags on the request.
+update_effects effects_of(const claimed_node& n, const node_update& u) {
   update_effects fx;
   auto from = domain::parse_node_state(n.node_state).value_or(node_state::blocked);
   auto to = u.next_state;
-  bool changes_state = from != to;
-  if (changes_state && !domain::transition_allowed(from, to))
+  if (from != to && !domain::transition_allowed(from, to))
     throw std::logic_error("illegal node transition " + n.node_state + " -> " +
                            std::string(domain::to_string(to)));
-  fx.needs_reconcile = changes_state && domain::affects_reconcile(from, to);
+  fx.needs_reconcile = from != to && domain::affects_reconcile(from, to);
   fx.pauses_dispatch = to == node_state::failed || to == node_state::unknown;
-  static const statement flag_request{
-      "mg_flag_request",
-      "UPDATE movement_requests SET needs_reconcile = needs_reconcile OR $2,"
-      " reconcile_requested_at = CASE WHEN $2 AND NOT needs_reconcile THEN clock_timestamp()"
-      "   ELSE reconcile_requested_at END,"
-      " dispatch_paused = dispatch_paused OR $3, updated_at = clock_timestamp() WHERE id = $1"};
+  return fx;
+}
+
+/// Hands the conditional node update (statement and arguments) to `run`,
+/// which executes it now or queues it on a write batch.
+template <class Run>
+pqxx::result run_update(const claimed_node& n, const node_update& u, Run&& run) {
+  const char* token = u.token == claim_token_change::keep     ? "keep"
+                      : u.token == claim_token_change::rotate ? "rotate"
+                                                              : "clear";
+  return run(update_node, n.id, n.attempt_no, null_if_empty(n.claim_token),
+             std::string(domain::to_string(u.next_state)),
+             u.provider_state ? u.provider_state->c_str() : nullptr,
+             u.provider_refs ? u.provider_refs->c_str() : nullptr,
+             u.provider_ref_id ? null_if_empty(*u.provider_ref_id) : nullptr,
+             null_if_empty(u.error_code), null_if_empty(u.error_detail),
+             u.next_observe_in_seconds ? std::to_string(*u.next_observe_in_seconds).c_str()
+                                       : nullptr,
+             u.observed, token);
+}
+
+/// Records the node's event (when its state changes) in `events`.
+void record_change(const claimed_node& n, const node_update& u, event_batch& events) {
+  if (domain::parse_node_state(n.node_state).value_or(node_state::blocked) == u.next_state)
+    return;
+  events.node_changed(n.request_state, n.node_key, std::string(domain::to_string(u.next_state)),
+                      u.error_code.empty() ? "{}"
+                                           : "{\"error_code\":" + json::quote(u.error_code) + "}");
+}
+
+stale_write stale(const claimed_node& n) {
+  return stale_write("node " + n.id + " attempt " + std::to_string(n.attempt_no) +
+                     " no longer holds its claim");
+}
+
+} // namespace
+
+update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node& n,
+                                 const node_update& u, event_batch& events) {
+  auto fx = effects_of(n, u);
   // Always, even with nothing to flag: it takes the request row's lock
   // before the node's. Otherwise the event rows' foreign-key check would
   // take a share lock on the request *after* the node lock, and deadlock
   // with a reconcile that holds the request and waits for the node.
   exec(tx, flag_request, n.request_id, fx.needs_reconcile, fx.pauses_dispatch);
-  const char* token = u.token == claim_token_change::keep     ? "keep"
-                      : u.token == claim_token_change::rotate ? "rotate"
-                                                              : "clear";
-  static const statement update_node{
-      "mg_update_node",
-      "UPDATE movement_request_nodes SET node_state = $4,"
-      " provider_state = COALESCE($5, provider_state),"
-      " provider_refs = provider_refs || COALESCE($6::jsonb, '{}'::jsonb),"
-      " provider_ref_id = COALESCE($7, provider_ref_id),"
-      " error_code = $8, error_detail = $9,"
-      " next_observe_at = CASE WHEN $10::float8 IS NULL THEN NULL"
-      "   ELSE clock_timestamp() + make_interval(secs => $10::float8) END,"
-      " last_observed_at = CASE WHEN $11 THEN clock_timestamp() ELSE last_observed_at END,"
-      " observe_count = observe_count + CASE WHEN $11 THEN 1 ELSE 0 END,"
-      " unknown_since = CASE WHEN $4 <> 'UNKNOWN' THEN NULL"
-      "   WHEN node_state = 'UNKNOWN' THEN unknown_since ELSE clock_timestamp() END,"
-      " claim_token = CASE $12 WHEN 'keep' THEN claim_token"
-      "   WHEN 'rotate' THEN gen_random_uuid() ELSE NULL END,"
-      " updated_at = clock_timestamp()"
-      " WHERE id = $1 AND attempt_no = $2 AND claim_token IS NOT DISTINCT FROM $3::uuid"
-      " RETURNING id"};
-  auto r = exec(
-      tx, update_node, n.id, n.attempt_no, null_if_empty(n.claim_token),
-      std::string(domain::to_string(to)), u.provider_state ? u.provider_state->c_str() : nullptr,
-      u.provider_refs ? u.provider_refs->c_str() : nullptr,
-      u.provider_ref_id ? null_if_empty(*u.provider_ref_id) : nullptr, null_if_empty(u.error_code),
-      null_if_empty(u.error_detail),
-      u.next_observe_in_seconds ? std::to_string(*u.next_observe_in_seconds).c_str() : nullptr,
-      u.observed, token);
+  auto r = run_update(
+      n, u, [&](const statement& s, const auto&... args) { return exec(tx, s, args...); });
   fx.applied = !r.empty();
   if (!fx.applied)
-    throw stale_write("node " + n.id + " attempt " + std::to_string(n.attempt_no) +
-                      " no longer holds its claim");
-  if (changes_state)
-    events.node_changed(
-        n.request_state, n.node_key, std::string(domain::to_string(to)),
-        u.error_code.empty() ? "{}" : "{\"error_code\":" + json::quote(u.error_code) + "}");
+    throw stale(n);
+  record_change(n, u, events);
+  return fx;
+}
+
+update_effects apply_node_update_and_flush(pqxx::transaction_base& tx, const claimed_node& n,
+                                           const node_update& u, event_batch& events) {
+  auto fx = effects_of(n, u);
+  record_change(n, u, events);
+  write_batch batch;
+  // The request flag first (lock order, as above), then the events and
+  // artifacts, then the conditional node update, whose rows are the
+  // batch's answer. A stale update throws and the caller's transaction,
+  // events included, is rolled back.
+  batch.add(tx, flag_request, n.request_id, fx.needs_reconcile, fx.pauses_dispatch);
+  events.flush_into(tx, batch);
+  run_update(n, u, [&](const statement& s, const auto&... args) {
+    batch.add(tx, s, args...);
+    return pqxx::result{};
+  });
+  fx.applied = !batch.run(tx).empty();
+  if (!fx.applied)
+    throw stale(n);
   return fx;
 }
 

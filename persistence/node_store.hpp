@@ -50,11 +50,25 @@ std::vector<std::string> dispatch_candidates(pqxx::transaction_base& tx,
                                              const std::string& network_class,
                                              const std::vector<std::string>& exclude, int limit);
 
-/// Per-candidate joined claim under a miss-only savepoint: on a miss the
-/// savepoint is rolled back (releasing partial locks) and nullopt returned;
-/// on a hit the node and request stay locked by `tx`.
+/// How a joined node + request claim (SKIP LOCKED) releases what a miss
+/// locked: PostgreSQL may lock the node side before it skips a locked
+/// request side.
+enum class claim_scope {
+  /// `tx` may hold other work: the claim runs under a miss-only savepoint
+  /// that is rolled back on a miss (reference), so `tx` goes on.
+  savepoint,
+  /// The claim is the first locking statement of `tx` and the caller ends
+  /// `tx` on a miss, which releases the same partial locks: saves the
+  /// SAVEPOINT and RELEASE round trips of every hit.
+  first_in_transaction,
+};
+
+/// Per-candidate joined claim: on a miss nullopt is returned (see
+/// claim_scope for the partial locks); on a hit the node and request stay
+/// locked by `tx`.
 std::optional<claimed_node> claim_for_dispatch(pqxx::transaction_base& tx, const std::string& id,
-                                               const std::string& network_class);
+                                               const std::string& network_class,
+                                               claim_scope scope = claim_scope::savepoint);
 
 // --- observer ------------------------------------------------------------
 /// Unlocked snapshot of due SUBMITTED/OBSERVING nodes of EXECUTING requests.
@@ -66,10 +80,11 @@ std::vector<std::string> observe_candidates(pqxx::transaction_base& tx,
 std::optional<double> next_observe_due_in(pqxx::transaction_base& tx,
                                           const std::string& network_class);
 
-/// Per-node claim (node + request, SKIP LOCKED, same due predicate) under a
-/// miss-only savepoint.
+/// Per-node claim (node + request, SKIP LOCKED, same due predicate); a miss
+/// releases its partial locks as `scope` says.
 std::optional<claimed_node> claim_for_observe(pqxx::transaction_base& tx, const std::string& id,
-                                              const std::string& network_class);
+                                              const std::string& network_class,
+                                              claim_scope scope = claim_scope::savepoint);
 
 // --- recovery ------------------------------------------------------------
 struct recovery_limits {
@@ -132,6 +147,13 @@ struct update_effects {
 /// stale attempt or token.
 update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node& n,
                                  const node_update& u, event_batch& events);
+
+/// apply_node_update, then the batch's events and artifacts, in one round
+/// trip (the writes that end an observer or submit-result transaction).
+/// Throws stale_write for a stale attempt or token: the caller must roll
+/// back, which discards the events too.
+update_effects apply_node_update_and_flush(pqxx::transaction_base& tx, const claimed_node& n,
+                                           const node_update& u, event_batch& events);
 
 /// Appends an artifact (append-only).
 void add_artifact(pqxx::transaction_base& tx, const std::string& node_id, int attempt_no,

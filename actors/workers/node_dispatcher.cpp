@@ -1,5 +1,6 @@
 #include "actors/workers/node_dispatcher.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -26,21 +27,6 @@ struct ready_to_submit {
   std::optional<domain::sign_result> signature;
   domain::executor* executor = nullptr;
 };
-
-/// `tried` comes back non-empty when candidates existed but were locked.
-std::optional<db::claimed_node> claim_next(pqxx::work& tx, const std::string& network_class,
-                                           std::vector<std::string>& tried) {
-  for (;;) {
-    auto ids = db::dispatch_candidates(tx, network_class, tried, candidate_window);
-    for (auto& id : ids) {
-      if (auto hit = db::claim_for_dispatch(tx, id, network_class))
-        return hit;
-      tried.push_back(id);
-    }
-    if (static_cast<int>(ids.size()) < candidate_window)
-      return std::nullopt;
-  }
-}
 
 /// Ends the claim with a transition other than SUBMITTING (FAILED, or
 /// whatever preflight decided).
@@ -142,11 +128,11 @@ std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, con
     return fail("PREPARE_ERROR", ex.what());
   }
   const int attempt = n.attempt_no + 1;
-  db::add_artifact(tx, n.id, attempt, "prepared_action",
-                   "{\"action_type\":" + json::quote(r.action.action_type) +
-                       ",\"payload_format\":" + json::quote(r.action.payload_format) +
-                       ",\"payload\":" + json::quote(r.action.payload) + "}",
-                   r.action.payload_hash);
+  events.add_artifact({n.id, attempt, "prepared_action",
+                       "{\"action_type\":" + json::quote(r.action.action_type) +
+                           ",\"payload_format\":" + json::quote(r.action.payload_format) +
+                           ",\"payload\":" + json::quote(r.action.payload) + "}",
+                       r.action.payload_hash});
   if (n.signing_required) {
     n.node_state = "AWAITING_SIGNATURE";
     if (n.signer_key.empty())
@@ -159,7 +145,7 @@ std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, con
     } catch (const std::exception& ex) {
       return fail("SIGNING_FAILED", ex.what());
     }
-    db::add_artifact(tx, n.id, attempt, "sign_result", sign_result_json(*r.signature));
+    events.add_artifact({n.id, attempt, "sign_result", sign_result_json(*r.signature), ""});
   }
   static const db::statement submitting{
       "mg_write_submitting",
@@ -169,8 +155,13 @@ std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, con
       " error_code = NULL, error_detail = NULL, next_observe_at = NULL,"
       " updated_at = clock_timestamp() WHERE id = $1 AND node_state = 'READY'"
       " RETURNING claim_token::text"};
-  auto rows =
-      db::exec(tx, submitting, n.id, attempt, r.ctx.idempotency_key, e.settings.runtime_node);
+  events.node_changed(n.request_state, n.node_key, "SUBMITTING");
+  // The claim's writes go in one round trip: events and artifacts, then the
+  // SUBMITTING row, whose claim token is the batch's answer.
+  db::write_batch batch;
+  events.flush_into(tx, batch);
+  batch.add(tx, submitting, n.id, attempt, r.ctx.idempotency_key, e.settings.runtime_node);
+  auto rows = batch.run(tx);
   if (rows.empty())
     throw std::logic_error("claimed node " + n.id + " was not READY");
   auto row = rows[0];
@@ -178,7 +169,6 @@ std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, con
   r.node.attempt_no = attempt;
   r.node.claim_token = row[0].c_str();
   r.node.idempotency_key = r.ctx.idempotency_key;
-  events.node_changed(n.request_state, n.node_key, "SUBMITTING");
   return r;
 }
 
@@ -215,10 +205,9 @@ void commit_submit_result(pqxx::connection& c, const ready_to_submit& r,
   db::take_provider_result(u, s);
   if (u.next_state == node_state::submitted || u.next_state == node_state::observing)
     u.next_observe_in_seconds = domain::observe_delay(r.node.action_type, s.retry_after_seconds);
-  auto fx = db::apply_node_update(tx, r.node, u, events);
-  db::add_artifact(tx, r.node.id, r.node.attempt_no, "submit_proof", step_result_json(s));
-  db::add_generated_artifacts(tx, r.node.id, r.node.attempt_no, s.generated_artifacts);
-  events.flush(tx);
+  events.add_artifact({r.node.id, r.node.attempt_no, "submit_proof", step_result_json(s), ""});
+  events.add_generated_artifacts(r.node.id, r.node.attempt_no, s.generated_artifacts);
+  auto fx = db::apply_node_update_and_flush(tx, r.node, u, events);
   tx.commit();
   if (fx.needs_reconcile)
     out.reconcile.push_back(r.node.request_id);
@@ -258,29 +247,59 @@ void commit_with_retry(db::connection_slot& conn, const ready_to_submit& r,
   }
 }
 
-} // namespace
-
-pass_result dispatch_pass(db::connection_slot& conn, const engine& e) {
-  pass_result out;
-  std::optional<ready_to_submit> submit;
-  {
-    pqxx::work tx(conn.get());
-    std::vector<std::string> locked;
-    auto claimed = claim_next(tx, e.settings.network_class, locked);
-    if (!claimed) {
+/// Walks the unlocked FIFO candidates and claims the first free one. Each
+/// claim is the first statement of its own transaction: a miss rolls that
+/// transaction back (releasing the skipped attempt's partial locks, as the
+/// reference's miss-only savepoint does) and a hit goes on in it, so a hit
+/// costs no SAVEPOINT/RELEASE round trips. Returns the node to submit, if
+/// the claim ended in SUBMITTING.
+std::optional<ready_to_submit> claim_and_prepare(db::connection_slot& conn, const engine& e,
+                                                 int lane, pass_result& out) {
+  const auto& network_class = e.settings.network_class;
+  std::vector<std::string> tried;
+  for (;;) {
+    std::vector<std::string> ids;
+    {
+      pqxx::nontransaction list(conn.get());
+      ids = db::dispatch_candidates(list, network_class, tried, candidate_window);
+    }
+    const size_t listed = ids.size();
+    // Parallel dispatchers list the same FIFO head: each starts its walk at
+    // its own slot, so they do not all race for the oldest node and pay a
+    // miss each. The walk still covers every listed candidate.
+    if (tried.empty() && listed > 0)
+      std::rotate(ids.begin(), ids.begin() + lane % listed, ids.end());
+    for (auto& id : ids) {
+      pqxx::work tx(conn.get());
+      auto claimed =
+          db::claim_for_dispatch(tx, id, network_class, db::claim_scope::first_in_transaction);
+      if (!claimed) {
+        tx.abort();
+        tried.push_back(id);
+        continue;
+      }
+      out.processed = 1;
+      db::event_batch events(claimed->request_id, e.settings.callback_max_attempts);
+      auto submit = run_claim(tx, *claimed, e, events, out);
+      events.flush(tx);
       tx.commit();
+      return submit;
+    }
+    if (static_cast<int>(listed) < candidate_window) {
       // Work exists but its rows are busy (observer or reconcile hold the
       // request): look again shortly instead of after a full interval.
-      if (!locked.empty())
+      if (!tried.empty())
         out.busy = true;
-      return out;
+      return std::nullopt;
     }
-    out.processed = 1;
-    db::event_batch events(claimed->request_id, e.settings.callback_max_attempts);
-    submit = run_claim(tx, *claimed, e, events, out);
-    events.flush(tx);
-    tx.commit();
   }
+}
+
+} // namespace
+
+pass_result dispatch_pass(db::connection_slot& conn, const engine& e, int lane) {
+  pass_result out;
+  auto submit = claim_and_prepare(conn, e, lane, out);
   if (!submit)
     return out;
   auto result = call_submit(*submit);

@@ -8,6 +8,8 @@
 
 namespace mg::workers {
 
-pass_result dispatch_pass(db::connection_slot& conn, const engine& e);
+/// `lane` numbers parallel dispatchers (0 for the first): each starts its
+/// walk of the FIFO candidates at its own slot.
+pass_result dispatch_pass(db::connection_slot& conn, const engine& e, int lane = 0);
 
 } // namespace mg::workers

@@ -79,11 +79,10 @@ void observe_claimed(pqxx::work& tx, const db::claimed_node& n, const engine& e,
     if (r.next_state == node_state::ready || r.next_state == node_state::blocked)
       r.next_state = node_state::unknown;
     u = update_from(n, r);
-    db::add_artifact(tx, n.id, n.attempt_no, "observe_proof", proof_json(r));
-    db::add_generated_artifacts(tx, n.id, n.attempt_no, r.generated_artifacts);
+    events.add_artifact({n.id, n.attempt_no, "observe_proof", proof_json(r), ""});
+    events.add_generated_artifacts(n.id, n.attempt_no, r.generated_artifacts);
   }
-  auto fx = db::apply_node_update(tx, n, u, events);
-  events.flush(tx);
+  auto fx = db::apply_node_update_and_flush(tx, n, u, events);
   if (fx.needs_reconcile)
     out.reconcile.push_back(n.request_id);
   if (u.next_observe_in_seconds && *u.next_observe_in_seconds == 0)
@@ -91,11 +90,14 @@ void observe_claimed(pqxx::work& tx, const db::claimed_node& n, const engine& e,
 }
 
 /// Claims, observes and commits each node of `ids` in its own transaction.
+/// The claim is that transaction's first statement, so a miss ends the
+/// transaction (releasing partial locks) without a savepoint.
 void observe_each(db::connection_slot& conn, const engine& e, const std::vector<std::string>& ids,
                   pass_result& out) {
   for (auto& id : ids) {
     pqxx::work tx(conn.get());
-    auto claimed = db::claim_for_observe(tx, id, e.settings.network_class);
+    auto claimed = db::claim_for_observe(tx, id, e.settings.network_class,
+                                         db::claim_scope::first_in_transaction);
     if (!claimed) {
       tx.commit();
       out.busy = true; // its request is busy: look again soon

@@ -214,6 +214,47 @@ BOOST_FIXTURE_TEST_CASE(miss_releases_partial_locks, test::db_fixture) {
   holder.abort();
 }
 
+// The dispatcher's own walk: each claim is the first statement of its
+// transaction, so ending that transaction is what releases a miss's
+// partial locks (no savepoint round trips on a hit).
+BOOST_FIXTURE_TEST_CASE(first_in_transaction_claim_releases_a_miss_when_it_ends, test::db_fixture) {
+  add_template(one_node("solo"));
+  auto r1 = create_and_approve("solo");
+  auto r2 = create_and_approve("solo");
+  auto n1 = node_id(*this, r1);
+  auto n2 = node_id(*this, r2);
+  const std::string nowait_n1 =
+      "SELECT 1 FROM movement_request_nodes WHERE id = '" + n1 + "' FOR UPDATE NOWAIT";
+  const auto first = db::claim_scope::first_in_transaction;
+
+  auto c3 = db::connect(url);
+  pqxx::work holder(*c3);
+  holder.exec("SELECT 1 FROM movement_requests WHERE id = '" + r1 + "' FOR UPDATE");
+
+  auto c2 = db::connect(url);
+  {
+    pqxx::work tx(*c2);
+    BOOST_TEST(!db::claim_for_dispatch(tx, n1, "devnet", first).has_value());
+    tx.abort();
+  }
+  BOOST_TEST(lock_is_free(url, nowait_n1)); // the aborted transaction took it along
+  {
+    pqxx::work tx(*c2);
+    auto hit = db::claim_for_dispatch(tx, n2, "devnet", first);
+    BOOST_REQUIRE(hit);
+    BOOST_TEST(hit->id == n2);
+    BOOST_TEST(!lock_is_free(url, "SELECT 1 FROM movement_request_nodes WHERE id = '" + n2 +
+                                      "' FOR UPDATE NOWAIT"));
+    tx.abort();
+  }
+  // The whole pass skips the held request and dispatches the other one.
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
+  BOOST_TEST(node_col(*this, n2, "node_state") == "SUBMITTED");
+  BOOST_TEST(node_col(*this, n1, "node_state") == "READY");
+  BOOST_TEST(lock_is_free(url, nowait_n1));
+  holder.abort();
+}
+
 BOOST_FIXTURE_TEST_CASE(claim_filters, test::db_fixture) {
   add_template(one_node("solo"));
   add_template(one_node("manual", "manual_confirm"));
