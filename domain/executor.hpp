@@ -125,6 +125,14 @@ public:
   virtual step_result observe(const execution_context& ctx) = 0;
   virtual recover_result recover(const execution_context& ctx) = 0;
   virtual health_result health() = 0;
+  /// The claim that prepared `action` ended before SUBMITTING (a signer
+  /// refused, none was bound, …): nothing was or will be submitted for it,
+  /// so what prepare reserved (an EVM nonce) may be released at once
+  /// instead of waiting for a reaper. Best effort: errors are logged.
+  virtual void abandon(const execution_context& ctx, const prepared_action& action) {
+    (void)ctx;
+    (void)action;
+  }
 };
 
 class signer {

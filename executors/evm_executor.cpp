@@ -186,6 +186,13 @@ std::optional<step_result> evm_executor::preflight(const domain::execution_conte
   }
 }
 
+void evm_executor::abandon(const domain::execution_context& ctx, const domain::prepared_action&) {
+  auto conn = pool_->acquire();
+  if (db::release_reservation(*conn, ctx.idempotency_key))
+    log::info("evm nonce released: the attempt ended before submit",
+              {{"node_id", ctx.request_node_id}, {"attempt", ctx.attempt_no}});
+}
+
 std::optional<domain::prepared_action> evm_executor::prepare(const domain::execution_context& ctx) {
   const auto c = domain::read_evm_config(ctx);
   domain::prepared_action a;

@@ -42,6 +42,9 @@ public:
                              const domain::sign_result* signature) override;
   domain::step_result observe(const domain::execution_context& ctx) override;
   domain::recover_result recover(const domain::execution_context& ctx) override;
+  /// Releases the attempt's nonce reservation (still only reserved).
+  void abandon(const domain::execution_context& ctx,
+               const domain::prepared_action& action) override;
   /// Up when every configured chain answers with its own chain id.
   domain::health_result health() override;
 

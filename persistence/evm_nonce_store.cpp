@@ -190,6 +190,18 @@ void mark_consumed(pqxx::connection& c, const evm_sender& s, std::uint64_t nonce
   tx.commit();
 }
 
+bool release_reservation(pqxx::connection& c, const std::string& idempotency_key) {
+  static const statement q{
+      "evm_release_reservation",
+      "UPDATE evm_nonce_reservation SET state = 'reclaimed', idempotency_key = NULL,"
+      " node_id = NULL, attempt_no = NULL, updated_at = clock_timestamp()"
+      " WHERE idempotency_key = $1 AND state = 'reserved' RETURNING id"};
+  pqxx::work tx(c);
+  auto rows = exec(tx, q, idempotency_key);
+  tx.commit();
+  return !rows.empty();
+}
+
 int reclaim_stale_reservations(pqxx::connection& c, double older_than_seconds, int limit) {
   static const statement q{
       "evm_reclaim_stale",

@@ -34,6 +34,12 @@ struct nonce_owner {
 std::uint64_t reserve_nonce(pqxx::connection& c, const evm_sender& s, const nonce_owner& owner,
                             std::uint64_t chain_mined, std::uint64_t chain_pending);
 
+/// Gives back the nonce `idempotency_key`'s attempt holds while it is still
+/// only `reserved` (nothing signed was stored, so nothing can have been
+/// broadcast): it becomes `reclaimed`, the next reserver's first pick. True
+/// when a reservation was released.
+bool release_reservation(pqxx::connection& c, const std::string& idempotency_key);
+
 enum class store_outcome {
   stored,         // the bytes are the attempt's now: broadcast them
   already_stored, // the same bytes were stored before (a repeated submit)

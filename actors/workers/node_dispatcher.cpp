@@ -86,6 +86,18 @@ domain::sign_request build_sign_request(const domain::execution_context& ctx,
   return r;
 }
 
+/// Tells the executor its prepared action will never be submitted; a
+/// failure to release is only logged (its reaper catches up later).
+void release_prepared(domain::executor& executor, const domain::execution_context& ctx,
+                      const domain::prepared_action& action) {
+  try {
+    executor.abandon(ctx, action);
+  } catch (const std::exception& ex) {
+    log::warn("executor could not release an abandoned prepare",
+              {{"node_id", ctx.request_node_id}, {"error", ex.what()}});
+  }
+}
+
 /// The claim transaction: everything up to the SUBMITTING commit. Returns
 /// nullopt when the node settled without a submit.
 std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, const engine& e,
@@ -127,6 +139,11 @@ std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, con
   } catch (const std::exception& ex) {
     return fail("PREPARE_ERROR", ex.what());
   }
+  // From here a refusal also gives back what prepare reserved.
+  auto abandon = [&](const std::string& code, const std::string& detail) {
+    release_prepared(*executor, r.ctx, r.action);
+    return fail(code, detail);
+  };
   const int attempt = n.attempt_no + 1;
   events.add_artifact({n.id, attempt, "prepared_action",
                        "{\"action_type\":" + json::quote(r.action.action_type) +
@@ -136,14 +153,14 @@ std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, con
   if (n.signing_required) {
     n.node_state = "AWAITING_SIGNATURE";
     if (n.signer_key.empty())
-      return fail("NO_SIGNER_BINDING", "node requires signing but names no signer");
+      return abandon("NO_SIGNER_BINDING", "node requires signing but names no signer");
     auto* signer = e.providers.find_signer(n.signer_key);
     if (!signer)
-      return fail("SIGNER_NOT_FOUND", "no signer '" + n.signer_key + "'");
+      return abandon("SIGNER_NOT_FOUND", "no signer '" + n.signer_key + "'");
     try {
       r.signature = signer->sign(build_sign_request(r.ctx, r.action));
     } catch (const std::exception& ex) {
-      return fail("SIGNING_FAILED", ex.what());
+      return abandon("SIGNING_FAILED", ex.what());
     }
     events.add_artifact({n.id, attempt, "sign_result", sign_result_json(*r.signature), ""});
   }

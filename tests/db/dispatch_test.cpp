@@ -14,6 +14,8 @@
 
 #include "actors/workers/node_dispatcher.hpp"
 #include "actors/workers/node_observer.hpp"
+#include "domain/hash.hpp"
+#include "domain/json.hpp"
 #include "persistence/db.hpp"
 #include "persistence/node_store.hpp"
 #include "tests/support/db_fixture.hpp"
@@ -47,6 +49,44 @@ std::optional<db::claimed_node> walk(pqxx::transaction_base& tx, std::vector<std
       return std::nullopt;
   }
 }
+
+/// A provider that prepares and records what it was told to give back.
+struct abandon_probe : domain::executor {
+  std::mutex m;
+  std::vector<std::string> abandoned; // "idempotency_key payload"
+  int submits = 0;
+  std::optional<domain::step_result> preflight(const domain::execution_context&) override {
+    return std::nullopt;
+  }
+  std::optional<domain::prepared_action> prepare(const domain::execution_context& ctx) override {
+    domain::prepared_action a;
+    a.action_type = ctx.action_type;
+    a.payload = "{\"for\":" + json::quote(ctx.idempotency_key) + "}";
+    a.payload_hash = domain::sha256_hex(a.payload);
+    return a;
+  }
+  domain::step_result submit(const domain::execution_context&, const domain::prepared_action&,
+                             const domain::sign_result*) override {
+    ++submits;
+    domain::step_result r;
+    r.next_state = domain::node_state::submitted;
+    return r;
+  }
+  domain::step_result observe(const domain::execution_context&) override { return {}; }
+  domain::recover_result recover(const domain::execution_context&) override { return {}; }
+  domain::health_result health() override { return {}; }
+  void abandon(const domain::execution_context& ctx, const domain::prepared_action& a) override {
+    std::lock_guard<std::mutex> lock(m);
+    abandoned.push_back(ctx.idempotency_key + " " + a.payload);
+  }
+};
+
+struct refusing_signer : domain::signer {
+  domain::sign_result sign(const domain::sign_request&) override {
+    throw domain::executor_error("policy says no");
+  }
+  domain::health_result health() override { return {}; }
+};
 
 } // namespace
 
@@ -556,6 +596,45 @@ BOOST_FIXTURE_TEST_CASE(signing, test::db_fixture) {
                    " AND payload->>'signature' <> ''"
                    " AND payload->>'signer_address' = '" +
                    executors::sim_signer::address + "'") == 1);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_claim_ending_before_submitting_gives_back_what_prepare_reserved,
+                        test::db_fixture) {
+  auto probe = std::make_shared<abandon_probe>();
+  ctx->providers.executors["probe"] = probe;
+  ctx->providers.signers["refuser"] = std::make_shared<refusing_signer>();
+  // One signing node run by the probe, with `signer` appended to it.
+  auto template_with = [](const std::string& key, const std::string& signer) {
+    return R"({"template_key": ")" + key +
+           R"(", "version": 1, "nodes": [{"node_key": "a", "action_type": "chain_transfer",)"
+           R"( "executor_key": "probe", "signing_required": true)" +
+           signer + "}]}";
+  };
+  add_template(template_with("refused", R"(, "signer_key": "refuser")"));
+  add_template(template_with("unbound", ""));
+  add_template(template_with("missing", R"(, "signer_key": "nobody")"));
+  add_template(template_with("fine", R"(, "signer_key": "sim")"));
+
+  std::vector<std::string> expected;
+  for (auto [key, code] :
+       std::vector<std::pair<std::string, std::string>>{{"refused", "SIGNING_FAILED"},
+                                                        {"unbound", "NO_SIGNER_BINDING"},
+                                                        {"missing", "SIGNER_NOT_FOUND"}}) {
+    auto n = node_id(*this, create_and_approve(key));
+    BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
+    BOOST_TEST(node_col(*this, n, "node_state") == "FAILED");
+    BOOST_TEST(node_col(*this, n, "error_code") == code);
+    expected.push_back(n + ":1 {\"for\":\"" + n + ":1\"}");
+  }
+  BOOST_TEST(probe->abandoned == expected, boost::test_tools::per_element());
+  BOOST_TEST(probe->submits == 0);
+
+  // A claim that reaches SUBMITTING gives nothing back.
+  auto ok = node_id(*this, create_and_approve("fine"));
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
+  BOOST_TEST(node_col(*this, ok, "node_state") == "SUBMITTED");
+  BOOST_TEST(probe->submits == 1);
+  BOOST_TEST(probe->abandoned.size() == 3u);
 }
 
 BOOST_FIXTURE_TEST_CASE(events_get_outbox_rows_with_a_callback_url, test::db_fixture) {

@@ -93,6 +93,30 @@ BOOST_FIXTURE_TEST_CASE(evm_preflight_refuses_what_cannot_be_sent, evm_fixture) 
   BOOST_TEST(mined_count() == "0"); // nothing was sent
 }
 
+BOOST_FIXTURE_TEST_CASE(evm_abandon_gives_the_nonce_back_at_once_unless_signed, evm_fixture) {
+  // The dispatcher abandons a prepare whose signer refused: its nonce is
+  // the next attempt's, without waiting for the reaper.
+  auto first = transfer("1", recipient);
+  auto action = evm->prepare(first);
+  BOOST_REQUIRE(action);
+  evm->abandon(first, *action);
+  BOOST_TEST(scalar("SELECT nonce || ':' || state || ':' || (idempotency_key IS NULL)"
+                    " FROM evm_nonce_reservation") == "0:reclaimed:true");
+  auto retry = transfer("1", recipient, "", 2);
+  auto again = evm->prepare(retry);
+  BOOST_REQUIRE(again);
+  BOOST_TEST(scalar("SELECT nonce || ':' || state || ':' || idempotency_key"
+                    " FROM evm_nonce_reservation") == "0:reserved:" + retry.idempotency_key);
+
+  // Once signed bytes are stored (broadcast), abandon releases nothing:
+  // those bytes may land, so the nonce is theirs.
+  auto signature = sign(*again);
+  BOOST_CHECK(evm->submit(retry, *again, &signature).next_state == domain::node_state::submitted);
+  evm->abandon(retry, *again);
+  BOOST_TEST(scalar("SELECT state FROM evm_nonce_reservation WHERE nonce = 0") != "reclaimed");
+  BOOST_TEST(mined_count() == "1");
+}
+
 BOOST_FIXTURE_TEST_CASE(evm_recover_fences_an_unbroadcast_attempt_with_a_self_send, evm_fixture) {
   auto ctx = transfer("1", recipient);
   auto action = evm->prepare(ctx);
