@@ -2,6 +2,7 @@
 
 #include <boost/test/unit_test.hpp>
 #include <stdexcept>
+#include <thread>
 
 namespace mg::test {
 
@@ -52,6 +53,15 @@ void cluster_serve_fixture::start_cluster(const std::string& node,
     host = it->second.substr(0, it->second.rfind(':'));
   extra["MG_CLUSTER_ADDR"] = host + ":" + std::to_string(cluster_port);
   start(node, extra);
+  // /healthz answers before the cluster door is published (and the port in
+  // cluster_nodes is the configured one from the start): wait for its line.
+  bool open = false;
+  for (int i = 0; i < 200 && !open; ++i) {
+    open = server->log().find("\"msg\":\"cluster front door listening\"") != std::string::npos;
+    if (!open)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  BOOST_REQUIRE_MESSAGE(open, server->log());
 }
 
 std::unique_ptr<cluster::movement_client>
