@@ -1,9 +1,11 @@
 // movegate bench: N movements of one shape on the zero-latency sim, every
 // step durable. Reports throughput (all approved at once), latency (paced
 // approvals on an idle runtime) and, for comparison, latency with wake-ups
-// off at the reference intervals.
+// off at the reference intervals, and the process's memory (the runtime
+// runs in it) after each phase.
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -19,6 +21,27 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
+/// This process's resident memory, MiB: now (VmRSS) and its peak (VmHWM).
+struct memory_use {
+  double rss_mib = 0;
+  double peak_mib = 0;
+};
+
+memory_use current_memory() {
+  memory_use m;
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (status >> key) {
+    if (key == "VmRSS:" && status >> kib >> unit)
+      m.rss_mib = kib / 1024;
+    else if (key == "VmHWM:" && status >> kib >> unit)
+      m.peak_mib = kib / 1024;
+  }
+  return m;
+}
+
 struct percentiles {
   double p50 = 0, p99 = 0;
   long samples = 0;
@@ -32,6 +55,7 @@ struct phase_result {
   double nodes_per_s = 0;
   percentiles approve_to_first_submit;
   percentiles hop;
+  memory_use memory; // when the phase had settled
 };
 
 struct bench_options {
@@ -197,6 +221,9 @@ void print_table(const bench_options& o, const phase_result& t, const phase_resu
   std::printf("%-44s %12s\n", "throughput: nodes/s", fmt(t.nodes_per_s).c_str());
   std::printf("%-44s %12s\n", "throughput: completed / wall s",
               (std::to_string(t.completed) + " / " + fmt(t.seconds)).c_str());
+  std::printf("%-44s %12s\n", "memory: RSS after throughput (MiB)", fmt(t.memory.rss_mib).c_str());
+  std::printf("%-44s %12s\n", "memory: RSS after latency (MiB)", fmt(l.memory.rss_mib).c_str());
+  std::printf("%-44s %12s\n", "memory: peak RSS (MiB)", fmt(l.memory.peak_mib).c_str());
   auto row = [](const char* name, const percentiles& p) {
     std::printf("%-44s %12s %12s %8ld\n", name, fmt(p.p50).c_str(), fmt(p.p99).c_str(), p.samples);
   };
@@ -224,7 +251,9 @@ void print_json(const bench_options& o, const phase_result& t, const phase_resul
       ",\"completed\":" + std::to_string(t.completed) + ",\"seconds\":" + fmt(t.seconds) +
       ",\"movements_per_s\":" + fmt(t.movements_per_s) + ",\"nodes_per_s\":" + fmt(t.nodes_per_s) +
       ",\"approve_to_first_submit_ms\":" + pjson(l.approve_to_first_submit) +
-      ",\"hop_ms\":" + pjson(l.hop);
+      ",\"hop_ms\":" + pjson(l.hop) +
+      ",\"memory_mib\":{\"after_throughput\":" + fmt(t.memory.rss_mib) +
+      ",\"after_latency\":" + fmt(l.memory.rss_mib) + ",\"peak\":" + fmt(l.memory.peak_mib) + "}";
   if (off)
     out +=
         ",\"wakeups_off\":{\"approve_to_first_submit_ms\":" + pjson(off->approve_to_first_submit) +
@@ -269,6 +298,7 @@ int cmd_bench(const args& a) {
       approve(*conn, rt, id);
     wait_settled(*conn, prefix + "%", o.movements, 600, "throughput");
     measure_throughput(*conn, prefix + "%", o.nodes_per_movement, throughput);
+    throughput.memory = current_memory();
 
     auto lprefix = "bench-" + run + "-l-";
     progress("latency: " + std::to_string(o.latency_movements) + " approvals, one every " +
@@ -280,6 +310,7 @@ int cmd_bench(const args& a) {
     }
     wait_settled(*conn, lprefix + "%", o.latency_movements, 120, "latency");
     measure_latency(*conn, lprefix + "%", latency);
+    latency.memory = current_memory();
   });
   if (o.compare) {
     auto cs = s;
