@@ -20,23 +20,9 @@ namespace {
 
 using key = test::api_key_spec;
 using namespace test::cluster_keys;
+using namespace test::cluster_movements;
 
 const key both{"both", "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0", R"(["create", "approve", "read"])"};
-
-const char* chain_template = R"({"template_key": "cl_chain", "version": 1,
-    "nodes": [
-      {"node_key": "send", "action_type": "chain_transfer", "executor_key": "sim",
-       "side_effect": true, "config": {"to": "$ref:input.to"}},
-      {"node_key": "confirm", "action_type": "destination_chain_finality_observe",
-       "executor_key": "sim", "config": {"tx": "$ref:send.tx_hash",
-       "sim": {"polls_until_done": 1, "retry_after_seconds": 0}}}],
-    "edges": [["send", "confirm"]]})";
-
-std::string create_body(const std::string& idem) {
-  return R"({"template_key": "cl_chain", "intent": {"asset": "USDC", "amount": "5"},)"
-         R"( "input_params": {"to": "0xabc"}, "idempotency_key": ")" +
-         idem + "\"}";
-}
 
 std::string sibling_binary() {
   return std::string(MG_BINARY_DIR) + "/movegate-sibling";

@@ -18,23 +18,9 @@ namespace {
 
 using key = test::api_key_spec;
 using namespace test::cluster_keys;
+using namespace test::cluster_movements;
 
 const key blind{"blind", "b11d00b11d00b11d00b11d00b11d0000", R"(["create"])"};
-
-const char* chain_template = R"({"template_key": "cl_chain", "version": 1,
-    "nodes": [
-      {"node_key": "send", "action_type": "chain_transfer", "executor_key": "sim",
-       "side_effect": true, "config": {"to": "$ref:input.to"}},
-      {"node_key": "confirm", "action_type": "destination_chain_finality_observe",
-       "executor_key": "sim", "config": {"tx": "$ref:send.tx_hash",
-       "sim": {"polls_until_done": 1, "retry_after_seconds": 0}}}],
-    "edges": [["send", "confirm"]]})";
-
-std::string create_body(const std::string& idem) {
-  return R"({"template_key": "cl_chain", "intent": {"asset": "USDC", "amount": "5"},)"
-         R"( "input_params": {"to": "0xabc"}, "idempotency_key": ")" +
-         idem + "\"}";
-}
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

@@ -24,6 +24,25 @@ inline const api_key_spec approver{"approver", "a11ce000a11ce000a11ce000a11ce000
 inline const api_key_spec reader{"reader", "4ead004ead004ead004ead004ead0000", R"(["read"])"};
 } // namespace cluster_keys
 
+/// A two-node sim chain ("send" then a finality "confirm") the cluster
+/// tests create over the door, and the body that creates one.
+namespace cluster_movements {
+inline const char* chain_template = R"({"template_key": "cl_chain", "version": 1,
+    "nodes": [
+      {"node_key": "send", "action_type": "chain_transfer", "executor_key": "sim",
+       "side_effect": true, "config": {"to": "$ref:input.to"}},
+      {"node_key": "confirm", "action_type": "destination_chain_finality_observe",
+       "executor_key": "sim", "config": {"tx": "$ref:send.tx_hash",
+       "sim": {"polls_until_done": 1, "retry_after_seconds": 0}}}],
+    "edges": [["send", "confirm"]]})";
+
+inline std::string create_body(const std::string& idempotency_key) {
+  return R"({"template_key": "cl_chain", "intent": {"asset": "USDC", "amount": "5"},)"
+         R"( "input_params": {"to": "0xabc"}, "idempotency_key": ")" +
+         idempotency_key + "\"}";
+}
+} // namespace cluster_movements
+
 /// A CA made with the openssl command line under `dir`, and certificates
 /// it signs (EC P-256, valid for a day).
 struct test_pki {
