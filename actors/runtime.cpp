@@ -2,6 +2,7 @@
 
 #include <csignal>
 
+#include "actors/cluster/movement_api.hpp"
 #include "actors/workers/cluster_lease.hpp"
 #include "actors/workers/conditional_workers.hpp"
 #include "actors/workers/dispatch_listener.hpp"
@@ -23,20 +24,6 @@ constexpr int listener_wait_ms = 500;
 
 domain::loop_policy policy(double interval, const config::settings& s, bool drain = true) {
   return {interval, s.worker_jitter_seconds, drain};
-}
-
-/// Conditional workers whose flag is on but whose client this process does
-/// not have: skipped with one warning each (reference: never half-started).
-/// MG_CLUSTER_ADDR's host and port, as cluster_nodes records them.
-std::pair<std::string, int> cluster_host_port(const std::string& addr) {
-  auto colon = addr.rfind(':');
-  if (colon == std::string::npos)
-    return {addr, 0};
-  try {
-    return {addr.substr(0, colon), std::stoi(addr.substr(colon + 1))};
-  } catch (const std::exception&) {
-    return {addr.substr(0, colon), 0};
-  }
 }
 
 } // namespace
@@ -113,8 +100,8 @@ void runtime::start(caf::actor waiter, std::vector<worker_spec> extra) {
     auto conn = db::connect(s.database_url);
     // Before any worker claims anything under this name; throws (naming
     // the node) when a live process holds it: `serve` then exits with 1.
-    auto [host, port] = cluster_host_port(s.cluster_addr);
-    db::join_cluster(*conn, s.runtime_node, host, port, s.cluster_lease_seconds,
+    auto addr = parse_cluster_address(s.cluster_addr);
+    db::join_cluster(*conn, s.runtime_node, addr.host, addr.port, s.cluster_lease_seconds,
                      s.callback_max_attempts);
     joined_ = true;
     db::seed_heartbeats(*conn, names, groups, s.runtime_node, s.network_class);

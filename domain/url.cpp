@@ -1,5 +1,7 @@
 #include "domain/url.hpp"
 
+#include <stdexcept>
+
 namespace mg::domain {
 
 std::optional<url_parts> split_url(const std::string& url) {
@@ -18,6 +20,22 @@ std::optional<url_parts> split_url(const std::string& url) {
   if (p.target.empty() || p.target[0] != '/')
     p.target = "/" + p.target;
   return p;
+}
+
+host_port parse_host_port(const std::string& address) {
+  auto colon = address.rfind(':');
+  if (colon == std::string::npos)
+    throw std::invalid_argument("'" + address + "': expected host:port");
+  host_port a;
+  a.host = address.substr(0, colon);
+  if (a.host.size() >= 2 && a.host.front() == '[' && a.host.back() == ']')
+    a.host = a.host.substr(1, a.host.size() - 2);
+  std::string port = address.substr(colon + 1);
+  if (a.host.empty() || port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535)
+    throw std::invalid_argument("'" + address + "': expected host:port with a port 0..65535");
+  a.port = std::stoi(port);
+  return a;
 }
 
 } // namespace mg::domain

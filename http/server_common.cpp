@@ -7,7 +7,7 @@
 #include <sys/socket.h>
 
 #include "config/log.hpp"
-#include "http/listen_address.hpp"
+#include "domain/url.hpp"
 
 namespace mg::http {
 
@@ -87,7 +87,7 @@ int start_listening(httplib::Server& server, std::thread& thread, const std::str
                     const char* name) {
   if (thread.joinable())
     throw std::runtime_error(std::string(name) + " listener already started");
-  auto addr = parse_listen_address(host_port);
+  auto addr = domain::parse_host_port(host_port);
   // httplib's default sets SO_REUSEPORT, which lets a second process bind a
   // port already being served and silently share it. SO_REUSEADDR alone
   // still allows a quick restart (TIME_WAIT) but refuses a live listener.

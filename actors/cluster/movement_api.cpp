@@ -12,6 +12,7 @@
 #include "actors/cluster/remote_providers.hpp"
 #include "config/log.hpp"
 #include "domain/json.hpp"
+#include "domain/url.hpp"
 #include "persistence/db.hpp"
 #include "persistence/nonce_store.hpp"
 
@@ -299,18 +300,15 @@ cluster_door::cluster_door(api::movement_service& m, db::connection_pool& p,
 }
 
 cluster_address parse_cluster_address(const std::string& host_port) {
-  auto colon = host_port.rfind(':');
-  if (colon == std::string::npos)
-    throw std::invalid_argument("MG_CLUSTER_ADDR must be host:port, got '" + host_port + "'");
+  domain::host_port hp;
+  try {
+    hp = domain::parse_host_port(host_port);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("MG_CLUSTER_ADDR ") + e.what());
+  }
   cluster_address a;
-  a.host = host_port.substr(0, colon);
-  if (a.host.size() >= 2 && a.host.front() == '[' && a.host.back() == ']')
-    a.host = a.host.substr(1, a.host.size() - 2);
-  auto port = host_port.substr(colon + 1);
-  if (port.empty() || port.size() > 5 ||
-      port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535)
-    throw std::invalid_argument("MG_CLUSTER_ADDR port must be 0..65535, got '" + port + "'");
-  a.port = static_cast<uint16_t>(std::stoi(port));
+  a.host = hp.host;
+  a.port = static_cast<uint16_t>(hp.port);
   a.loopback = a.host == "localhost" || a.host == "::1" || a.host.rfind("127.", 0) == 0;
   return a;
 }
