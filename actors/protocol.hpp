@@ -63,6 +63,7 @@ using observe_atom = caf::atom_constant<caf::atom("observe")>;
 using recover_atom = caf::atom_constant<caf::atom("recover")>;
 using health_atom = caf::atom_constant<caf::atom("health")>;
 using sign_atom = caf::atom_constant<caf::atom("sign")>;
+using abandon_atom = caf::atom_constant<caf::atom("abandon")>;
 
 // --- interfaces ------------------------------------------------------------
 
@@ -203,7 +204,9 @@ using remote_executor_actor = caf::typed_actor<
     caf::replies_to<submit_atom, std::string, std::string, std::string>::with<std::string>,
     caf::replies_to<observe_atom, std::string>::with<std::string>, // ctx → step_result
     caf::replies_to<recover_atom, std::string>::with<std::string>, // ctx → recover_result
-    caf::replies_to<health_atom>::with<std::string>>;              // → health_result
+    caf::replies_to<health_atom>::with<std::string>,               // → health_result
+    // (ctx, prepared_action) → "{}": domain::executor::abandon, best effort
+    caf::replies_to<abandon_atom, std::string, std::string>::with<std::string>>;
 
 /// A signer a sibling offers, as remote_executor_actor.
 using remote_signer_actor =

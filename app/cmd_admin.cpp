@@ -1,7 +1,10 @@
 // migrate, templates load, serve.
 #include <iostream>
 
+#include <chrono>
 #include <csignal>
+#include <cstdlib>
+#include <thread>
 
 #include "actors/cluster/movement_api.hpp"
 #include "actors/cluster/movement_client.hpp"
@@ -67,6 +70,21 @@ actors::peer_watch_actor watch_peers(caf::actor_system& sys, actors::runtime& rt
        }});
 }
 
+/// Leaving cmd_serve ends its actor system, which waits for every actor and
+/// detached thread. CAF 0.17 can keep a reference to an actor the
+/// middleman has seen and wait for ever; by then everything durable is
+/// committed and the cluster left, so a stuck end is cut after `grace`.
+void exit_anyway_after(std::chrono::seconds grace, int code) {
+  std::thread([grace, code] {
+    std::this_thread::sleep_for(grace);
+    log::warn("actor system did not stop in time; exiting anyway",
+              {{"grace_seconds", static_cast<int64_t>(grace.count())}, {"exit_code", code}});
+    std::_Exit(code);
+  }).detach();
+}
+
+constexpr std::chrono::seconds shutdown_grace{10};
+
 } // namespace
 
 /// Without workers (MG_WORKERS_ENABLED=false) only the front doors run,
@@ -98,6 +116,7 @@ int serve_front_doors_only(const config::settings& s, db::plan_cache& plans,
   sigwait(&set, &sig);
   log::info("movegate serve stopping", {{"signal", sig}});
   doors.stop();
+  exit_anyway_after(shutdown_grace, 0);
   return 0;
 }
 
@@ -152,7 +171,8 @@ int cmd_serve(const args&) {
   actors::stop_peer_watch(sys, peers);
   doors.stop();
   if (doors_failed)
-    return 1;
+    code = 1;
+  exit_anyway_after(shutdown_grace, code);
   return code;
 }
 

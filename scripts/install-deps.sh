@@ -15,6 +15,7 @@ packages=(
   openssl # the cluster TLS tests make a throwaway CA and certificates with it
   chromium # the admin page's browser test (driven by playwright-core, never a downloaded browser)
   prometheus # promtool: the metrics test checks the live /metrics output
+  gdb # a hung test process prints every thread's stack before it aborts (tests/support/hang_watchdog)
 )
 
 # npm packages of the JS-driven tests and the local chain (tests/js/package.json,

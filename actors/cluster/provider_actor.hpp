@@ -14,10 +14,13 @@
 
 namespace mg::cluster {
 
-/// A detached actor (port calls may block on the network) that answers
-/// each call with the object's result as JSON, or with an error carrying
-/// the exception's message. It lives until the actor system ends or it is
-/// sent an exit; movegate forgets the registration when it goes.
+/// An actor that answers each call with the object's result as JSON, or
+/// with an error carrying the exception's message. The calls run one at a
+/// time in a detached worker (they may block on the network) behind a
+/// scheduled front actor, the only one the middleman sees. It lives until
+/// it is sent an exit, which also ends the worker; send one before the
+/// actor system ends (its end waits for every actor). movegate forgets the
+/// registration when it goes.
 actors::remote_executor_actor spawn_executor_actor(caf::actor_system& sys,
                                                    std::shared_ptr<domain::executor> executor);
 

@@ -128,6 +128,10 @@ public:
   domain::health_result health() override {
     return domain::health_result_from_json(ep.call("health", health_atom::value));
   }
+  void abandon(const domain::execution_context& ctx,
+               const domain::prepared_action& action) override {
+    ep.call("abandon", abandon_atom::value, domain::to_json(ctx), domain::to_json(action));
+  }
   endpoint ep;
 };
 

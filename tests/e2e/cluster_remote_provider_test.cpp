@@ -1,11 +1,15 @@
 // Remote providers (issue 6) against a real `movegate serve`: a sibling's
 // actor registered as executor "remote_sim" runs a movement to COMPLETED;
 // one that never answers submit sends the node to UNKNOWN within
-// MG_EXECUTOR_TIMEOUT_SECONDS while the dispatcher keeps working; a dead
+// MG_EXECUTOR_TIMEOUT_SECONDS while the dispatcher keeps working; a prepare
+// that is never signed is abandoned on the sibling; the
+// example sibling process offers an executor and stops cleanly; a killed
 // sibling's key is unregistered; registering needs scope admin.
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <csignal>
+#include <mutex>
 #include <thread>
 
 #include "actors/cluster/movement_client.hpp"
@@ -13,6 +17,7 @@
 #include "domain/hash.hpp"
 #include "domain/provider_json.hpp"
 #include "tests/support/cluster_fixture.hpp"
+#include "tests/support/process.hpp"
 
 using namespace mg;
 using namespace std::chrono;
@@ -29,14 +34,22 @@ const char* remote_template = R"({"template_key": "rp_one", "version": 1,
     "nodes": [{"node_key": "send", "action_type": "chain_transfer",
                "executor_key": "remote_sim", "side_effect": true, "config": {}}],
     "edges": []})";
+const char* unsignable_template = R"({"template_key": "rp_unsignable", "version": 1,
+    "nodes": [{"node_key": "send", "action_type": "chain_transfer",
+               "executor_key": "remote_sim", "side_effect": true,
+               "signing_required": true, "signer_key": "nosuch", "config": {}}],
+    "edges": []})";
 const char* sim_template = R"({"template_key": "rp_sim", "version": 1,
     "nodes": [{"node_key": "send", "action_type": "chain_transfer",
                "executor_key": "sim", "side_effect": true, "config": {}}],
     "edges": []})";
 
-/// Always succeeds: submit accepts, observe completes; counts submits.
+/// Always succeeds: submit accepts, observe completes; counts submits and
+/// keeps what it was told to abandon.
 struct always_succeeds : domain::executor {
   std::atomic<int> submits{0};
+  std::mutex mutex;
+  std::vector<std::string> abandoned; // "<idempotency key> <payload>"
   std::optional<domain::step_result> preflight(const domain::execution_context&) override {
     return std::nullopt;
   }
@@ -64,6 +77,14 @@ struct always_succeeds : domain::executor {
   }
   domain::recover_result recover(const domain::execution_context&) override { return {}; }
   domain::health_result health() override { return {}; }
+  void abandon(const domain::execution_context& ctx, const domain::prepared_action& a) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    abandoned.push_back(ctx.idempotency_key + " " + a.payload);
+  }
+  std::vector<std::string> abandoned_so_far() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return abandoned;
+  }
 };
 
 /// Answers everything but submit, whose promises it keeps forever.
@@ -96,6 +117,9 @@ never_answers_submit(actors::remote_executor_actor::stateful_pointer<silent_stat
         return domain::to_json(domain::recover_result{});
       },
       [](actors::health_atom) { return domain::to_json(domain::health_result{}); },
+      [](actors::abandon_atom, const std::string&, const std::string&) {
+        return std::string("{}");
+      },
   };
 }
 
@@ -105,6 +129,7 @@ struct remote_fixture : test::cluster_serve_fixture {
   remote_fixture() {
     add_template(remote_template);
     add_template(sim_template);
+    add_template(unsignable_template);
     keys = {admin, reader};
   }
   ~remote_fixture() {
@@ -131,6 +156,31 @@ struct remote_fixture : test::cluster_serve_fixture {
     return wait_for("SELECT node_state = '" + state +
                         "' FROM movement_request_nodes WHERE request_id = '" + id + "'",
                     timeout);
+  }
+  /// The example sibling (app/sibling_executor_example.cpp) offering its
+  /// toy executor as "remote_sim", once it says it is registered.
+  std::unique_ptr<test::child> start_sibling_executor() {
+    auto sibling = std::make_unique<test::child>(
+        std::string(MG_BINARY_DIR) + "/movegate-sibling-executor",
+        std::vector<std::string>{"--cluster", "127.0.0.1:" + std::to_string(cluster_port), "--keys",
+                                 keys_path, "--key", admin.id, "--executor-key", "remote_sim"},
+        std::map<std::string, std::string>{}, prefix + "-sibling-executor.log");
+    bool offering = false;
+    for (int i = 0; i < 200 && !offering && sibling->running(); ++i) {
+      offering = sibling->log().find("offering executor remote_sim") != std::string::npos;
+      if (!offering)
+        std::this_thread::sleep_for(50ms);
+    }
+    BOOST_REQUIRE_MESSAGE(offering, sibling->log());
+    return sibling;
+  }
+  bool server_logged(const std::string& text, milliseconds timeout) {
+    for (auto end = steady_clock::now() + timeout; steady_clock::now() < end;) {
+      if (server->log().find(text) != std::string::npos)
+        return true;
+      std::this_thread::sleep_for(100ms);
+    }
+    return false;
   }
   std::string node_column(const std::string& id, const std::string& column) {
     return scalar("SELECT " + column + " FROM movement_request_nodes WHERE request_id = '" + id +
@@ -163,6 +213,25 @@ BOOST_FIXTURE_TEST_CASE(remote_executor_runs_a_movement_to_completed, remote_fix
                       5s));
 }
 
+BOOST_FIXTURE_TEST_CASE(a_prepare_that_is_never_signed_is_abandoned_on_the_sibling,
+                        remote_fixture) {
+  start_serve();
+  auto c = session(sys(), admin);
+  auto impl = std::make_shared<always_succeeds>();
+  auto actor = cluster::spawn_executor_actor(sys(), impl);
+  providers.push_back(caf::actor_cast<caf::actor>(actor));
+  BOOST_TEST(c->register_executor("remote_sim", actor).status == 200);
+  // The node names a signer nobody offers: prepared, then refused.
+  auto id = create_and_approve("rp_unsignable");
+  BOOST_TEST(node_in(id, "FAILED", 15s), server->log());
+  BOOST_TEST(node_column(id, "error_code") == "SIGNER_NOT_FOUND");
+  std::vector<std::string> abandoned;
+  for (int i = 0; i < 50 && abandoned.empty(); ++i, std::this_thread::sleep_for(100ms))
+    abandoned = impl->abandoned_so_far();
+  BOOST_TEST(abandoned == std::vector<std::string>{node_column(id, "id") + ":1 {\"key\":1}"});
+  BOOST_TEST(impl->submits.load() == 0);
+}
+
 BOOST_FIXTURE_TEST_CASE(unanswered_submit_goes_unknown_and_dispatcher_keeps_working,
                         remote_fixture) {
   start_serve({{"MG_EXECUTOR_TIMEOUT_SECONDS", "1"}});
@@ -184,38 +253,35 @@ BOOST_FIXTURE_TEST_CASE(unanswered_submit_goes_unknown_and_dispatcher_keeps_work
   BOOST_TEST(request_in(later, "COMPLETED", 15s), server->log());
 }
 
+BOOST_FIXTURE_TEST_CASE(example_sibling_offers_an_executor_and_stops_cleanly, remote_fixture) {
+  start_serve();
+  auto sibling = start_sibling_executor();
+  auto id = create_and_approve("rp_one");
+  BOOST_TEST(request_in(id, "COMPLETED", 20s), server->log() << sibling->log());
+  BOOST_TEST(node_column(id, "provider_ref_id").rfind("toy-", 0) == 0);
+  BOOST_TEST(sibling->log().find("submit " + node_column(id, "id") + ":1") != std::string::npos,
+             sibling->log());
+  // SIGTERM: it stops its provider, leaves the cluster and exits 0.
+  sibling->signal(SIGTERM);
+  BOOST_TEST(sibling->wait(10s) == 0, sibling->log());
+  BOOST_TEST(server_logged("remote provider unregistered", 15s), server->log());
+}
+
 BOOST_FIXTURE_TEST_CASE(dead_sibling_is_unregistered_and_dispatch_fails_not_found, remote_fixture) {
   start_serve();
-  {
-    auto sibling = std::make_unique<test::client_system>();
-    auto c = session(*sibling->sys, admin);
-    auto actor = cluster::spawn_executor_actor(*sibling->sys, std::make_shared<always_succeeds>());
-    BOOST_TEST(c->register_executor("remote_sim", actor).status == 200);
-    // The sibling process goes away without a goodbye: its provider is
-    // killed and its actor system (node, connection) ends.
-    caf::anon_send_exit(actor, caf::exit_reason::kill);
-    actor = nullptr; // a detached actor's thread waits for its last handle
-    c.reset();
-    sibling.reset();
-  }
+  // The sibling process goes away without a goodbye.
+  auto sibling = start_sibling_executor();
+  sibling->signal(SIGKILL);
+  BOOST_TEST(sibling->wait(5s) == 128 + SIGKILL);
   // The server notices (its monitor fires) and drops the key.
-  bool gone = false;
-  for (int i = 0; i < 150 && !gone; ++i) {
-    gone = server->log().find("remote provider unregistered") != std::string::npos;
-    if (!gone)
-      std::this_thread::sleep_for(100ms);
-  }
-  BOOST_TEST(gone, server->log());
+  BOOST_TEST(server_logged("remote provider unregistered", 15s), server->log());
   // The existing rule for an unknown executor key: the node FAILs.
   auto id = create_and_approve("rp_one");
   BOOST_TEST(node_in(id, "FAILED", 15s), server->log());
   BOOST_TEST(node_column(id, "error_code") == "EXECUTOR_NOT_FOUND");
-
   // The key is free again for a live sibling.
-  auto c = session(sys(), admin);
-  auto actor = cluster::spawn_executor_actor(sys(), std::make_shared<always_succeeds>());
-  providers.push_back(caf::actor_cast<caf::actor>(actor));
-  BOOST_TEST(c->register_executor("remote_sim", actor).status == 200);
+  auto next = start_sibling_executor();
+  BOOST_TEST(next->running(), next->log());
 }
 
 BOOST_FIXTURE_TEST_CASE(key_without_admin_scope_cannot_register, remote_fixture) {

@@ -17,6 +17,10 @@ std::string movegate_binary() {
 
 child::child(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
              const std::string& log_path)
+    : child(movegate_binary(), args, env, log_path) {}
+
+child::child(const std::string& program, const std::vector<std::string>& args,
+             const std::map<std::string, std::string>& env, const std::string& log_path)
     : log_path_(log_path) {
   // Truncated before fork: log() must never show a previous run's file
   // (the same path is reused by the next run of the test).
@@ -41,7 +45,7 @@ child::child(const std::vector<std::string>& args, const std::map<std::string, s
   setenv("MG_CLUSTER_ADDR", "127.0.0.1:0", 1); // never the shared default 4242
   for (auto& [k, v] : env)
     setenv(k.c_str(), v.c_str(), 1);
-  std::vector<std::string> argv_s{movegate_binary()};
+  std::vector<std::string> argv_s{program};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_s)

@@ -18,6 +18,9 @@ public:
   /// stdout and stderr go to `log_path`.
   child(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
         const std::string& log_path);
+  /// As above for another program of this build (e.g. an example sibling).
+  child(const std::string& program, const std::vector<std::string>& args,
+        const std::map<std::string, std::string>& env, const std::string& log_path);
   ~child();
   child(const child&) = delete;
 
