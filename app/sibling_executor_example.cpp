@@ -2,9 +2,13 @@
 // executor as a remote actor (SPEC §8). It logs in to a `movegate serve`'s
 // cluster door with a key of scope admin, registers an executor under
 // --executor-key and serves movegate's calls until SIGTERM or SIGINT
-// (exit 0). Its executor is a toy ledger in memory: submit accepts each
-// idempotency key once, observe completes what was submitted, recover
-// finds what was submitted and fences the rest. Every call is printed.
+// (exit 0). Until it is registered, and again whenever the session ends
+// (movegate restarted, the connection dropped), it connects, logs in and
+// registers, backing off from 250 ms to 5 s between tries; a refusal that
+// cannot change (400, 403) exits 1. Its executor is a toy ledger in
+// memory: submit accepts each idempotency key once, observe completes what
+// was submitted, recover finds what was submitted and fences the rest.
+// Every call is printed.
 //
 //   movegate-sibling-executor --cluster 127.0.0.1:4242 --keys keys.json
 //       --key ops-admin --executor-key remote_sim
@@ -12,6 +16,8 @@
 //
 // movegate forgets the registration when this process (or its
 // connection) goes; nodes it was running then go to recovery.
+#include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <fstream>
 #include <iostream>
@@ -26,6 +32,8 @@
 #include "domain/api_auth.hpp"
 #include "domain/hash.hpp"
 #include "domain/url.hpp"
+
+using namespace std::chrono;
 
 namespace {
 
@@ -108,6 +116,41 @@ private:
   std::set<std::string> fenced_;
 };
 
+/// A registration movegate refused for good (bad key name, missing scope).
+struct refused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Connects, logs in and registers `provider` under `executor_key`. Throws
+/// refused for a 4xx that trying again cannot change, client_error for the
+/// rest (nothing listening yet, a 409 while movegate still holds the key
+/// of a session that just dropped).
+void offer(mg::cluster::movement_client& client, const mg::domain::host_port& where,
+           const std::string& key_id, const std::string& secret, const std::string& executor_key,
+           const mg::actors::remote_executor_actor& provider) {
+  client.connect(where.host, static_cast<uint16_t>(where.port));
+  client.login(key_id, secret);
+  auto r = client.register_executor(executor_key, provider);
+  if (r.status == 200)
+    return;
+  auto what = "register answered " + std::to_string(r.status) + ": " + r.body;
+  if (r.status == 409)
+    throw mg::cluster::client_error(what);
+  throw refused(what);
+}
+
+/// Waits up to `timeout` for SIGTERM/SIGINT; the signal, or 0.
+int stop_signal(const sigset_t& signals, milliseconds timeout) {
+  auto s = duration_cast<seconds>(timeout);
+  timespec wait{static_cast<time_t>(s.count()),
+                static_cast<long>(duration_cast<nanoseconds>(timeout - s).count())};
+  int sig = sigtimedwait(&signals, nullptr, &wait);
+  return sig > 0 ? sig : 0;
+}
+
+constexpr milliseconds first_backoff{250};
+constexpr milliseconds last_backoff{5000};
+
 std::string secret_of(const std::string& path, const std::string& key_id) {
   std::ifstream in(path);
   if (!in)
@@ -152,23 +195,32 @@ int main(int argc, char** argv) {
     caf::actor_system sys{cfg};
     auto provider = mg::cluster::spawn_executor_actor(sys, std::make_shared<toy_ledger_executor>());
     int status = 0;
-    {
+    int stop = 0;
+    milliseconds backoff = first_backoff;
+    while (!stop) {
       mg::cluster::movement_client client(sys);
       try {
-        client.connect(where.host, static_cast<uint16_t>(where.port));
-        client.login(flags["--key"], secret);
-        auto r = client.register_executor(flags["--executor-key"], provider);
-        if (r.status != 200)
-          throw std::runtime_error("register answered " + std::to_string(r.status) + ": " + r.body);
+        offer(client, where, flags["--key"], secret, flags["--executor-key"], provider);
         say("offering executor " + flags["--executor-key"] + " at " + client.where());
-        int sig = 0;
-        sigwait(&stop_signals, &sig);
-        say(std::string("stopping on ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT"));
-      } catch (const std::exception& e) {
+        backoff = first_backoff;
+        while (!(stop = stop_signal(stop_signals, milliseconds(0))) &&
+               !client.session_lost(milliseconds(250))) {
+        }
+        if (!stop)
+          say("lost the session to movegate; registering again");
+      } catch (const refused& e) {
         std::cerr << "movegate-sibling-executor: " << e.what() << std::endl;
         status = 1;
+        break;
+      } catch (const std::exception& e) {
+        std::cerr << "movegate-sibling-executor: " << e.what() << "; trying again in "
+                  << backoff.count() << " ms" << std::endl;
+        stop = stop_signal(stop_signals, backoff);
+        backoff = std::min(backoff * 2, last_backoff);
       }
     }
+    if (stop)
+      say(std::string("stopping on ") + (stop == SIGTERM ? "SIGTERM" : "SIGINT"));
     // The actor system's end waits for every actor: a detached provider
     // must be stopped first.
     caf::anon_send_exit(provider, caf::exit_reason::user_shutdown);

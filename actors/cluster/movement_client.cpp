@@ -108,6 +108,28 @@ void movement_client::login_with(const std::string& key_id, uint64_t timestamp,
     throw client_error(failure);
   if (!session_)
     throw client_error("login: movegate at " + where_ + " answered without a session");
+  self_->monitor(session_);
+}
+
+// The session's proxy goes down when the session actor ends or when the
+// connection to its node is lost, so one monitor covers both.
+bool movement_client::session_lost(milliseconds timeout) {
+  auto deadline = steady_clock::now() + timeout;
+  while (session_) {
+    auto left = duration_cast<milliseconds>(deadline - steady_clock::now());
+    if (left.count() <= 0)
+      return false;
+    bool timed_out = false;
+    self_->receive(
+        [&](caf::down_msg& dm) {
+          if (dm.source == session_.address())
+            session_ = nullptr;
+        },
+        caf::after(left) >> [&] { timed_out = true; });
+    if (timed_out)
+      return !session_;
+  }
+  return true;
 }
 
 template <class... Ts> reply movement_client::call(const char* what, Ts&&... xs) {

@@ -103,6 +103,12 @@ public:
   /// As register_executor, for a signer.
   reply register_signer(const std::string& key, const actors::remote_signer_actor& provider);
 
+  /// Waits up to `timeout` for this session to end — movegate stopped, the
+  /// connection dropped — and returns true when it has (or there is none).
+  /// Whatever was registered through it is forgotten by movegate then:
+  /// connect, log in and register again.
+  bool session_lost(std::chrono::milliseconds timeout);
+
   bool logged_in() const { return static_cast<bool>(session_); }
   const std::string& where() const { return where_; }
 

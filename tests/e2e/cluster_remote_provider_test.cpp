@@ -3,7 +3,8 @@
 // one that never answers submit sends the node to UNKNOWN within
 // MG_EXECUTOR_TIMEOUT_SECONDS while the dispatcher keeps working; a prepare
 // that is never signed is abandoned on the sibling; the
-// example sibling process offers an executor and stops cleanly; a killed
+// example sibling process offers an executor, registers again after movegate
+// restarts and stops cleanly; a killed
 // sibling's key is unregistered; registering needs scope admin.
 #include <atomic>
 #include <boost/test/unit_test.hpp>
@@ -165,22 +166,24 @@ struct remote_fixture : test::cluster_serve_fixture {
         std::vector<std::string>{"--cluster", "127.0.0.1:" + std::to_string(cluster_port), "--keys",
                                  keys_path, "--key", admin.id, "--executor-key", "remote_sim"},
         std::map<std::string, std::string>{}, prefix + "-sibling-executor.log");
-    bool offering = false;
-    for (int i = 0; i < 200 && !offering && sibling->running(); ++i) {
-      offering = sibling->log().find("offering executor remote_sim") != std::string::npos;
-      if (!offering)
-        std::this_thread::sleep_for(50ms);
-    }
-    BOOST_REQUIRE_MESSAGE(offering, sibling->log());
+    BOOST_REQUIRE_MESSAGE(logged(*sibling, "offering executor remote_sim", 1, 10s), sibling->log());
     return sibling;
   }
-  bool server_logged(const std::string& text, milliseconds timeout) {
+  /// `text` appears at least `times` times in `c`'s log within `timeout`.
+  static bool logged(test::child& c, const std::string& text, int times, milliseconds timeout) {
     for (auto end = steady_clock::now() + timeout; steady_clock::now() < end;) {
-      if (server->log().find(text) != std::string::npos)
+      auto log = c.log();
+      int n = 0;
+      for (auto at = log.find(text); at != std::string::npos; at = log.find(text, at + 1))
+        ++n;
+      if (n >= times)
         return true;
       std::this_thread::sleep_for(100ms);
     }
     return false;
+  }
+  bool server_logged(const std::string& text, milliseconds timeout) {
+    return logged(*server, text, 1, timeout);
   }
   std::string node_column(const std::string& id, const std::string& column) {
     return scalar("SELECT " + column + " FROM movement_request_nodes WHERE request_id = '" + id +
@@ -265,6 +268,23 @@ BOOST_FIXTURE_TEST_CASE(example_sibling_offers_an_executor_and_stops_cleanly, re
   sibling->signal(SIGTERM);
   BOOST_TEST(sibling->wait(10s) == 0, sibling->log());
   BOOST_TEST(server_logged("remote provider unregistered", 15s), server->log());
+}
+
+BOOST_FIXTURE_TEST_CASE(example_sibling_registers_again_when_movegate_restarts, remote_fixture) {
+  start_serve();
+  auto sibling = start_sibling_executor();
+  stop();
+  BOOST_TEST(logged(*sibling, "lost the session to movegate; registering again", 1, 15s),
+             sibling->log());
+  // While movegate is down it keeps trying; once it is back (same door) it
+  // registers again by itself and runs the next movement.
+  std::this_thread::sleep_for(1s);
+  start_on_cluster_port("e2e-remote");
+  BOOST_TEST(logged(*sibling, "offering executor remote_sim", 2, 20s), sibling->log());
+  BOOST_TEST(sibling->log().find("trying again in") != std::string::npos, sibling->log());
+  auto id = create_and_approve("rp_one");
+  BOOST_TEST(request_in(id, "COMPLETED", 20s), server->log() << sibling->log());
+  BOOST_TEST(sibling->running());
 }
 
 BOOST_FIXTURE_TEST_CASE(dead_sibling_is_unregistered_and_dispatch_fails_not_found, remote_fixture) {

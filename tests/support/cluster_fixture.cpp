@@ -48,6 +48,11 @@ client_system::client_system(const std::optional<cluster::tls_files>& tls) {
 void cluster_serve_fixture::start_cluster(const std::string& node,
                                           std::map<std::string, std::string> extra) {
   cluster_port = free_port();
+  start_on_cluster_port(node, std::move(extra));
+}
+
+void cluster_serve_fixture::start_on_cluster_port(const std::string& node,
+                                                  std::map<std::string, std::string> extra) {
   auto host = std::string("127.0.0.1");
   if (auto it = extra.find("MG_CLUSTER_ADDR"); it != extra.end())
     host = it->second.substr(0, it->second.rfind(':'));

@@ -74,6 +74,9 @@ struct cluster_serve_fixture : serve_fixture {
   /// start(node) with MG_CLUSTER_ADDR on a free loopback port plus `extra`
   /// (which may set its own MG_CLUSTER_ADDR host; its port is replaced).
   void start_cluster(const std::string& node, std::map<std::string, std::string> extra = {});
+  /// As start_cluster on the port it chose before (a restart after stop()).
+  void start_on_cluster_port(const std::string& node,
+                             std::map<std::string, std::string> extra = {});
 
   /// A connected, logged-in client of `in` (default: clients), failing the
   /// test otherwise.
