@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
     tls = mg::cluster::tls_files{flags["--tls-cert"], flags["--tls-key"], flags["--tls-ca"]};
   }
   // Blocked before CAF starts its threads (they inherit the mask), so only
-  // sigwait below sees them.
+  // stop_signal() sees them.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
