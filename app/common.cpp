@@ -1,4 +1,5 @@
 #include "app/common.hpp"
+#include "build_paths.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -1,4 +1,5 @@
 #include "persistence/migrate.hpp"
+#include "build_paths.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "actors/workers/callback_dispatcher.hpp"
+#include "build_paths.hpp"
 #include "domain/json.hpp"
 #include "http/callback_admin.hpp"
 #include "persistence/callback_store.hpp"

@@ -14,6 +14,7 @@
 
 #include "actors/workers/conditional_workers.hpp"
 #include "actors/workers/notification_dispatcher.hpp"
+#include "build_paths.hpp"
 #include "domain/json.hpp"
 #include "persistence/notification_outbox_store.hpp"
 #include "persistence/notification_store.hpp"

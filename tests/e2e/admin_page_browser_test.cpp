@@ -10,6 +10,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "build_paths.hpp"
 #include "tests/e2e/ops_serve_fixture.hpp"
 
 using namespace mg;

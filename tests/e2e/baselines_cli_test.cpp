@@ -6,6 +6,7 @@
 #include <fstream>
 #include <unistd.h>
 
+#include "build_paths.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/process.hpp"
 

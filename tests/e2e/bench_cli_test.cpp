@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "build_paths.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/serve_fixture.hpp"

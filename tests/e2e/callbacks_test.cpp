@@ -10,6 +10,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "build_paths.hpp"
 #include "domain/callback_signature.hpp"
 #include "domain/json.hpp"
 #include "tests/support/api_client.hpp"

@@ -3,6 +3,7 @@
 #include <csignal>
 #include <thread>
 
+#include "build_paths.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/process.hpp"
 

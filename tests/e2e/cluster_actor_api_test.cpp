@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "actors/cluster/movement_client.hpp"
+#include "build_paths.hpp"
 #include "domain/api_auth.hpp"
 #include "tests/support/cluster_fixture.hpp"
 

@@ -11,6 +11,7 @@
 #include <memory>
 #include <thread>
 
+#include "build_paths.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/process.hpp"
 

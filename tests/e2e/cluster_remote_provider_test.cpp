@@ -15,6 +15,7 @@
 
 #include "actors/cluster/movement_client.hpp"
 #include "actors/cluster/provider_actor.hpp"
+#include "build_paths.hpp"
 #include "domain/hash.hpp"
 #include "domain/provider_json.hpp"
 #include "tests/support/cluster_fixture.hpp"

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "actors/cluster/movement_client.hpp"
+#include "build_paths.hpp"
 #include "tests/support/cluster_fixture.hpp"
 
 using namespace mg;

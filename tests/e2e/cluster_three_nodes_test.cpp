@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "build_paths.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/process.hpp"
 

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <thread>
 
+#include "build_paths.hpp"
 #include "tests/support/cluster_fixture.hpp"
 
 using namespace mg;

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "build_paths.hpp"
 #include "domain/evm_tx.hpp"
 #include "domain/json.hpp"
 #include "tests/support/ganache.hpp"

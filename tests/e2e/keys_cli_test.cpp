@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 #include <string>
 
+#include "build_paths.hpp"
 #include "domain/api_auth.hpp"
 #include "tests/support/process.hpp"
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "build_paths.hpp"
 #include "http/openapi.hpp"
 #include "tests/e2e/ops_serve_fixture.hpp"
 

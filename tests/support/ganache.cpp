@@ -1,4 +1,5 @@
 #include "tests/support/ganache.hpp"
+#include "build_paths.hpp"
 
 #include <chrono>
 #include <csignal>

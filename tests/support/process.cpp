@@ -1,4 +1,5 @@
 #include "tests/support/process.hpp"
+#include "build_paths.hpp"
 
 #include <csignal>
 #include <fcntl.h>

@@ -1,4 +1,5 @@
 #include "tests/support/serve_fixture.hpp"
+#include "build_paths.hpp"
 
 #include <arpa/inet.h>
 #include <cstdio>

@@ -2,6 +2,7 @@
 // reads is listed (with its default), so operators see every knob.
 #include <boost/test/unit_test.hpp>
 
+#include "build_paths.hpp"
 #include <fstream>
 #include <regex>
 #include <set>
