@@ -2,20 +2,20 @@
 
 #include <algorithm>
 
-#include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 
 namespace mg::api {
 
 const char* to_string(scope s) {
   switch (s) {
-    case scope::create:
-      return "create";
-    case scope::approve:
-      return "approve";
-    case scope::read:
-      return "read";
-    case scope::admin:
-      return "admin";
+  case scope::create:
+    return "create";
+  case scope::approve:
+    return "approve";
+  case scope::read:
+    return "read";
+  case scope::admin:
+    return "admin";
   }
   return "?";
 }
@@ -25,15 +25,13 @@ bool caller::has(scope s) const {
 }
 
 std::string error_body(const error& e) {
-  std::string out = "{\"error\":{\"code\":" + json::quote(e.code) +
-                    ",\"message\":" + json::quote(e.message) + ",\"details\":[";
-  for (size_t i = 0; i < e.details.size(); ++i) {
-    if (i)
-      out += ',';
-    out += "{\"field\":" + json::quote(e.details[i].field) +
-           ",\"message\":" + json::quote(e.details[i].message) + "}";
-  }
-  return out + "]}}";
+  json::writer w;
+  w.begin_object().key("error").begin_object();
+  w.member("code", e.code).member("message", e.message).key("details").begin_array();
+  for (const auto& d : e.details)
+    w.begin_object().member("field", d.field).member("message", d.message).end_object();
+  w.end_array().end_object().end_object();
+  return w.str();
 }
 
 reply error_reply(const error& e) {

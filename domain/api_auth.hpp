@@ -48,6 +48,11 @@ std::string sign_cluster_login(std::string_view secret, std::string_view key_id,
 /// Constant-time equality (length leaks, content does not).
 bool constant_time_equal(std::string_view a, std::string_view b);
 
+/// How long a nonce is remembered (SPEC §5: at least 900 s, longer than the
+/// ±300 s timestamp window plus clock drift between processes). The /v3
+/// listener and the cluster door both prune with it.
+constexpr int nonce_keep_seconds = 900;
+
 /// 16–128 chars of [A-Za-z0-9_-].
 bool valid_nonce(std::string_view nonce);
 

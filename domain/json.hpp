@@ -6,20 +6,28 @@
 #include <string>
 #include <string_view>
 
+#include "domain/json_reader.hpp"
+
 namespace mg::json {
 
 using document = rapidjson::Document;
 using value = rapidjson::Value;
 
-/// Parses `text`; on failure returns nullopt and, when `error` is given,
-/// a message with the byte offset.
+/// Nesting allowed when reading our own database columns.
+constexpr int trusted_max_depth = 256;
+
+/// Parses `text` with the hostile-input reader (json_reader.hpp: strict
+/// UTF-8, no U+0000, no duplicate names, depth ≤ 64, iterative); on failure
+/// returns nullopt and, when `error` is given, a message with the byte
+/// offset. Use read() when the exact serialisation is needed too.
 std::optional<document> parse(std::string_view text, std::string* error = nullptr);
 
-/// Parses `text` that the program itself wrote (database columns); throws
+/// Parses `text` that the program itself wrote (database columns): the same
+/// iterative reader, depth ≤ trusted_max_depth, duplicates tolerated; throws
 /// std::runtime_error naming `what` when it is not JSON.
 document parse_trusted(std::string_view text, const char* what);
 
-/// Compact serialisation of `v`.
+/// Compact serialisation of `v` (iterative: never recurses on its depth).
 std::string dump(const value& v);
 
 /// Canonical serialisation: object members sorted by key (byte order),
@@ -29,7 +37,8 @@ std::string canonical(const value& v);
 /// Member `key` of object `v` as a string, or `fallback`.
 std::string get_string(const value& v, const char* key, std::string fallback = {});
 
-/// Quotes and escapes `s` as a JSON string literal.
+/// Quotes and escapes `s` as a JSON string literal; ill-formed UTF-8 in `s`
+/// is replaced by U+FFFD, so the result is always valid.
 std::string quote(std::string_view s);
 
 } // namespace mg::json

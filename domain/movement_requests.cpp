@@ -159,6 +159,10 @@ bool is_decimal(std::string_view s) {
   return whole.size() + fraction.size() <= 78;
 }
 
+bool is_amount(std::string_view s) {
+  return is_decimal(s) && !(s.size() > 1 && s[0] == '0' && s[1] != '.');
+}
+
 bool is_positive_decimal(std::string_view s) {
   return is_decimal(s) &&
          std::any_of(s.begin(), s.end(), [](char c) { return c >= '1' && c <= '9'; });
@@ -316,10 +320,10 @@ checked<create_body> parse_create_body(const json::value& body, bool allow_priva
       p.unprocessable.push_back({"intent.asset", "must not be empty"});
     if (auto amount = string_field(*intent, "amount", true, p, "intent.amount")) {
       out.amount = *amount;
-      if (!is_decimal(*amount))
-        p.unprocessable.push_back(
-            {"intent.amount",
-             "must be a decimal string: digits with an optional .fraction, at most 78 digits"});
+      if (!is_amount(*amount))
+        p.unprocessable.push_back({"intent.amount",
+                                   "must be a decimal string: digits with an optional .fraction, "
+                                   "no leading zero, at most 78 digits"});
       else if (!is_positive_decimal(*amount))
         p.unprocessable.push_back({"intent.amount", "must be greater than 0"});
     }

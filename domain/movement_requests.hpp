@@ -62,6 +62,9 @@ checked<complete_body> parse_complete_body(const json::value& body);
 /// Digits with an optional `.fraction`, no sign, no exponent, at most 78
 /// digits in all (ASCII digits only).
 bool is_decimal(std::string_view s);
+/// A request amount (SPEC §5): a decimal with no leading zero before another
+/// digit ("01" is refused, "0.5" is fine).
+bool is_amount(std::string_view s);
 /// A valid decimal that is not zero.
 bool is_positive_decimal(std::string_view s);
 /// Compares two valid decimals exactly: <0, 0, >0.

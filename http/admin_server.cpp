@@ -1,6 +1,7 @@
 #include "http/admin_server.hpp"
 
 #include <httplib.h>
+#include <pqxx/except>
 #include <thread>
 
 #include "config/log.hpp"
@@ -86,6 +87,10 @@ void admin_server::impl::install_handlers() {
     try {
       auto refused = needs_token ? refuse_without_token(req) : std::nullopt;
       reply = refused ? *refused : body();
+    } catch (const pqxx::data_exception& e) {
+      // SQLSTATE class 22: a value from the request, not the server, is bad.
+      log::warn("admin request refused data", {{"path", req.path}, {"error", e.what()}});
+      reply = api::error_reply(api::bad_request("a value in the request is not acceptable"));
     } catch (const std::exception& e) {
       log::error("admin request failed", {{"path", req.path}, {"error", e.what()}});
       reply = api::error_reply(internal_error());

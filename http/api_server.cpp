@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "config/log.hpp"
+#include "domain/utf8.hpp"
 #include "http/metrics_route.hpp"
 #include "http/rate_limiter.hpp"
 #include "http/route_pattern.hpp"
@@ -20,7 +21,6 @@ namespace {
 
 constexpr size_t max_body_bytes = 1024 * 1024; // SPEC §5: over 1 MiB → 413
 constexpr long long max_skew_seconds = 300;
-constexpr int nonce_keep_seconds = 600;
 // Pruning is cheap but not free: once per this many new nonces or per minute.
 constexpr long prune_every_inserts = 256;
 constexpr auto prune_every = std::chrono::seconds(60);
@@ -157,9 +157,13 @@ std::optional<api::reply> api_server::impl::authenticate(const httplib::Request&
                                                          const std::string& raw_path,
                                                          const std::string& raw_query,
                                                          api::caller& who) {
-  for (const char* h : {"X-QTG-Key-Id", "X-QTG-Timestamp", "X-QTG-Nonce", "X-QTG-Signature"})
+  for (const char* h : {"X-QTG-Key-Id", "X-QTG-Timestamp", "X-QTG-Nonce", "X-QTG-Signature"}) {
+    // Two copies would let one be checked and the other be believed.
+    if (req.get_header_value_count(h) > 1)
+      return unauthorized(std::string("header ") + h + " given more than once");
     if (req.get_header_value(h).empty())
       return unauthorized(std::string("missing header ") + h);
+  }
   const std::string key_id = req.get_header_value("X-QTG-Key-Id");
   const std::string timestamp = req.get_header_value("X-QTG-Timestamp");
   const std::string nonce = req.get_header_value("X-QTG-Nonce");
@@ -222,7 +226,7 @@ void api_server::impl::maybe_prune(pqxx::connection& c) {
     last_prune = now;
   }
   try {
-    long gone = db::prune_nonces(c, nonce_keep_seconds);
+    long gone = db::prune_nonces(c, api::nonce_keep_seconds);
     log::debug("pruned api nonces", {{"deleted", gone}});
   } catch (const std::exception& e) {
     // The nonce itself is committed; a failed prune is retried next time.
@@ -237,24 +241,39 @@ api::reply api_server::impl::dispatch(const compiled_route& cr, std::vector<std:
   c.who = std::move(who);
   c.params = std::move(params);
   c.raw_query = raw_query;
-  for (auto& [k, v] : api::decode_query(raw_query))
+  // Text PostgreSQL would refuse (ill-formed UTF-8, U+0000) is refused here
+  // as what it is: bad input, 400.
+  for (const auto& p : c.params)
+    if (!domain::is_clean_text(api::percent_decode(p)))
+      return api::error_reply(
+          api::bad_request("path segment is not valid UTF-8 text", {{"path", "bad bytes"}}));
+  for (auto& [k, v] : api::decode_query(raw_query)) {
+    if (!domain::is_clean_text(k) || !domain::is_clean_text(v))
+      return api::error_reply(
+          api::bad_request("query parameter is not valid UTF-8 text", {{k, "bad bytes"}}));
     c.query.emplace(std::move(k), std::move(v));
+  }
   c.body = req.body;
   c.json.SetObject();
   if (cr.r.takes_body && !req.body.empty()) {
     std::string why;
-    auto parsed = json::parse(req.body, &why);
+    auto parsed = json::read(req.body, &why);
     if (!parsed)
-      return api::error_reply(api::bad_request("body is not JSON: " + why));
-    if (!parsed->IsObject())
+      return api::error_reply(api::bad_request("body is not acceptable JSON: " + why));
+    if (!parsed->doc.IsObject())
       return api::error_reply(api::bad_request("body must be a JSON object"));
-    c.json = std::move(*parsed);
+    c.json = std::move(parsed->doc);
+    c.members = std::move(parsed->members);
   }
   try {
     return cr.r.handle(c);
   } catch (const pqxx::broken_connection& e) {
     log::error("handler lost the database", {{"route", cr.r.pattern}, {"error", e.what()}});
     return api::error_reply(api::unavailable());
+  } catch (const pqxx::data_exception& e) {
+    // SQLSTATE class 22: the database refused a value the request carried.
+    log::warn("handler refused data", {{"route", cr.r.pattern}, {"error", e.what()}});
+    return api::error_reply(api::bad_request("a value in the request is not acceptable"));
   } catch (const std::exception& e) {
     log::error("handler failed", {{"route", cr.r.pattern}, {"error", e.what()}});
     return api::error_reply(internal_error());

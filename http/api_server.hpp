@@ -29,6 +29,9 @@ struct call {
   std::multimap<std::string, std::string> query; // decoded (+ stays '+')
   std::string body;
   json::document json; // the body parsed (routes with takes_body), {} when empty
+  /// Each top-level member of `json` as the reader serialised it (numbers
+  /// exactly as sent): what create stores.
+  std::map<std::string, std::string> members;
 };
 
 struct route {

@@ -58,7 +58,7 @@ std::vector<route> v3_routes(api::movement_service& m, api::catalog_service& cat
     r.push_back({method, pattern, s, body, std::move(f)});
   };
   add("POST", "/v3/movements", scope::create, true,
-      no_query([&m](const call& c) { return m.create(c.who, c.json, c.body); }));
+      no_query([&m](const call& c) { return m.create(c.who, c.json, c.members); }));
   add("GET", "/v3/movements", scope::read, false,
       with_list({"state", "limit", "cursor"},
                 [&m](const call& c, const api::list_query& q) { return m.list(c.who, q); }));

@@ -4,6 +4,8 @@
 #include <pqxx/pqxx>
 #include <string>
 
+#include "domain/api_auth.hpp"
+
 namespace mg::db {
 
 /// Records (key_id, nonce) in its own committed transaction. True when it
@@ -11,7 +13,7 @@ namespace mg::db {
 bool remember_nonce(pqxx::connection& c, const std::string& key_id, const std::string& nonce);
 
 /// Deletes nonces seen more than `max_age_seconds` ago (SPEC: kept at least
-/// 600 s); returns how many went.
-long prune_nonces(pqxx::connection& c, int max_age_seconds = 600);
+/// 900 s); returns how many went.
+long prune_nonces(pqxx::connection& c, int max_age_seconds = api::nonce_keep_seconds);
 
 } // namespace mg::db

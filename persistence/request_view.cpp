@@ -92,15 +92,4 @@ bool request_exists(pqxx::transaction_base& tx, const std::string& id) {
   return !exec(tx, q, id).empty();
 }
 
-void exact_members(pqxx::transaction_base& tx, const std::string& raw_body, std::string& intent,
-                   std::string& input_params) {
-  static const statement q{
-      "mg_exact_members",
-      "SELECT ($1::jsonb -> 'intent')::text, ($1::jsonb -> 'input_params')::text"};
-  auto row = exec(tx, q, raw_body)[0];
-  intent = str(row[0]);
-  if (!row[1].is_null())
-    input_params = str(row[1]);
-}
-
 } // namespace mg::db

@@ -29,10 +29,4 @@ json_page list_events(pqxx::transaction_base& tx, const std::string& request_id,
 
 bool request_exists(pqxx::transaction_base& tx, const std::string& id);
 
-/// `intent` and (when present) `input_params` of the JSON object `raw_body`
-/// as PostgreSQL's jsonb sees them: numbers kept exactly (numeric), where a
-/// double-based parser would round them.
-void exact_members(pqxx::transaction_base& tx, const std::string& raw_body, std::string& intent,
-                   std::string& input_params);
-
 } // namespace mg::db

@@ -4,6 +4,7 @@
 
 #include "actors/workers/recover_update.hpp"
 #include "config/log.hpp"
+#include "domain/json_writer.hpp"
 #include "domain/movement_requests.hpp"
 #include "persistence/audit_store.hpp"
 #include "persistence/context_loader.hpp"
@@ -134,7 +135,7 @@ bool one_of(const std::string& s, std::initializer_list<const char*> states) {
 // --- create and reads --------------------------------------------------------
 
 reply movement_service::create(const caller& who, const json::value& body,
-                               const std::string& raw_body) {
+                               const std::map<std::string, std::string>& members) {
   auto parsed = domain::parse_create_body(body, ctx_.settings.callback_allow_private);
   if (!parsed.ok())
     return refused("create", who, "", parsed.error);
@@ -179,10 +180,15 @@ reply movement_service::create(const caller& who, const json::value& body,
         db::create_params p;
         p.template_key = b.template_key;
         p.template_version = version;
+        // The reader's serialisation of the very document just checked:
+        // never the raw bytes again (jsonb would keep the last of two
+        // duplicate names; the reader refused those).
         p.intent = b.intent;
         p.input_params = b.input_params;
-        if (!raw_body.empty())
-          db::exact_members(tx, raw_body, p.intent, p.input_params);
+        if (auto it = members.find("intent"); it != members.end())
+          p.intent = it->second;
+        if (auto it = members.find("input_params"); it != members.end())
+          p.input_params = it->second;
         p.callback_url = b.callback_url;
         p.idempotency_key = b.idempotency_key;
         p.created_by = who.key_id;
@@ -200,9 +206,13 @@ reply movement_service::create(const caller& who, const json::value& body,
         const auto& id = created.id;
         db::set_create_body_hash(tx, id, b.body_hash);
         db::write_audit(tx, who.key_id, "create", "movement:" + id,
-                        "{\"idempotency_key\":" + json::quote(b.idempotency_key) +
-                            ",\"template_key\":" + json::quote(b.template_key) +
-                            ",\"template_version\":" + std::to_string(version) + "}");
+                        json::writer()
+                            .begin_object()
+                            .member("idempotency_key", b.idempotency_key)
+                            .member("template_key", b.template_key)
+                            .member("template_version", version)
+                            .end_object()
+                            .str());
         auto object = movement_or_empty(tx, id);
         tx.commit();
         created_id = id;
@@ -284,7 +294,11 @@ reply movement_service::approve(const caller& who, const std::string& id, const 
       return refuse(conflict("cannot approve this request now"));
     outcome o;
     o.body = movement_or_empty(tx, id);
-    o.audit_detail = "{\"approver_id\":" + json::quote(parsed.value->approver_id) + "}";
+    o.audit_detail = json::writer()
+                         .begin_object()
+                         .member("approver_id", parsed.value->approver_id)
+                         .end_object()
+                         .str();
     return o;
   });
 }
@@ -306,7 +320,8 @@ reply movement_service::reject(const caller& who, const std::string& id, const j
     events.flush(tx);
     outcome o;
     o.body = movement_or_empty(tx, id);
-    o.audit_detail = "{\"reason\":" + json::quote(parsed.value->reason) + "}";
+    o.audit_detail =
+        json::writer().begin_object().member("reason", parsed.value->reason).end_object().str();
     return o;
   });
 }
@@ -333,7 +348,8 @@ reply movement_service::cancel(const caller& who, const std::string& id, const j
     events.flush(tx);
     outcome o;
     o.body = movement_or_empty(tx, id);
-    o.audit_detail = "{\"reason\":" + json::quote(parsed.value->reason) + "}";
+    o.audit_detail =
+        json::writer().begin_object().member("reason", parsed.value->reason).end_object().str();
     return o;
   });
 }

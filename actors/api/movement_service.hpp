@@ -6,6 +6,7 @@
 // the request is found. A refused call changes nothing; a successful
 // mutating call writes its audit_outbox row in its own transaction and
 // then calls ctx.request_changed.
+#include <map>
 #include <string>
 
 #include "actors/api/service_context.hpp"
@@ -25,10 +26,12 @@ public:
   explicit movement_service(service_context& ctx) : ctx_(ctx) {}
 
   /// POST /v3/movements — 201 new, 200 deduplicated, 409 same idempotency
-  /// key with another body. `body` is a JSON object; `raw_body`, its text
-  /// when there is one, lets `intent` and `input_params` keep numbers that
-  /// do not fit a double exactly as sent.
-  reply create(const caller& who, const json::value& body, const std::string& raw_body = "");
+  /// key with another body. `body` is a JSON object; `members`, when the
+  /// body came through json::read, holds each top-level member as the
+  /// reader serialised it (numbers as sent): `intent` and `input_params`
+  /// are stored from there, otherwise dumped from `body`.
+  reply create(const caller& who, const json::value& body,
+               const std::map<std::string, std::string>& members = {});
   /// GET /v3/movements/{id}
   reply get(const caller& who, const std::string& id);
   /// GET /v3/movements?state=&limit=&cursor=

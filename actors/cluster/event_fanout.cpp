@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "config/log.hpp"
+#include "domain/api.hpp"
 #include "domain/json.hpp"
 #include "domain/movement_requests.hpp"
 #include "persistence/db.hpp"
@@ -20,8 +21,7 @@ using call_result = std::tuple<int32_t, std::string>;
 using clock_type = std::chrono::steady_clock;
 
 call_result error_body(int32_t status, const std::string& code, const std::string& message) {
-  return {status, "{\"error\":{\"code\":" + json::quote(code) +
-                      ",\"message\":" + json::quote(message) + "}}"};
+  return {status, api::error_body({status, code, message, {}})};
 }
 
 struct subscriber {

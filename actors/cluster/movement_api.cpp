@@ -3,9 +3,11 @@
 #include <caf/io/all.hpp>
 #include <caf/openssl/all.hpp>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <type_traits>
 #include <variant>
 
 #include "actors/cluster/event_fanout.hpp"
@@ -22,7 +24,6 @@ namespace {
 
 constexpr size_t max_body_bytes = 1024 * 1024; // as /v3: over 1 MiB → 413
 constexpr long long max_skew_seconds = 300;
-constexpr int nonce_keep_seconds = 600;
 constexpr long prune_every_logins = 256;
 
 using call_result = std::tuple<int32_t, std::string>;
@@ -72,20 +73,31 @@ call_result guarded(session_pointer self, const char* call, api::scope needed,
                             "rate limit exceeded; retry in " + std::to_string(wait) + " s",
                             {}});
     } else {
-      json::document doc;
-      doc.SetObject();
+      json::read_result empty;
+      empty.doc.SetObject();
       std::string why;
-      std::optional<json::document> parsed;
-      if (body && !body->empty() && !(parsed = json::parse(*body, &why)))
-        r = api::error_reply(api::bad_request("body is not JSON: " + why));
-      else if (parsed && !parsed->IsObject())
+      std::optional<json::read_result> parsed;
+      if (body && !body->empty() && !(parsed = json::read(*body, &why)))
+        r = api::error_reply(api::bad_request("body is not acceptable JSON: " + why));
+      else if (parsed && !parsed->doc.IsObject())
         r = api::error_reply(api::bad_request("body must be a JSON object"));
-      else
-        r = service_call(static_cast<const json::value&>(parsed ? *parsed : doc));
+      else {
+        const auto& in = parsed ? *parsed : empty;
+        // create also takes the reader's serialisation of each member.
+        if constexpr (std::is_invocable_v<F, const json::value&,
+                                          const std::map<std::string, std::string>&>)
+          r = service_call(static_cast<const json::value&>(in.doc), in.members);
+        else
+          r = service_call(static_cast<const json::value&>(in.doc));
+      }
     }
   } catch (const pqxx::broken_connection& e) {
     log::error("cluster call lost the database", {{"call", call}, {"error", e.what()}});
     r = api::error_reply(api::unavailable());
+  } catch (const pqxx::data_exception& e) {
+    // SQLSTATE class 22: the database refused a value the caller sent.
+    log::warn("cluster call refused data", {{"call", call}, {"error", e.what()}});
+    r = api::error_reply(api::bad_request("a value in the request is not acceptable"));
   } catch (const std::exception& e) {
     log::error("cluster call failed", {{"call", call}, {"error", e.what()}});
     r = api::error_reply(api::unavailable("internal error; retry later"));
@@ -131,9 +143,10 @@ movement_session::behavior_type session(session_pointer self, std::shared_ptr<cl
   };
   return {
       [self](create_atom, const std::string& body) -> call_result {
-        return guarded(self, "create", api::scope::create, &body, [&](const json::value& doc) {
-          return self->state.door->movements.create(self->state.who, doc, body);
-        });
+        return guarded(self, "create", api::scope::create, &body,
+                       [&](const json::value& doc, const std::map<std::string, std::string>& m) {
+                         return self->state.door->movements.create(self->state.who, doc, m);
+                       });
       },
       [transition](approve_atom, const std::string& id, const std::string& body) -> call_result {
         return transition("approve", id, body, &api::movement_service::approve);
@@ -207,7 +220,7 @@ caf::error remember_nonce(cluster_door& door, const std::string& key_id, const s
       fresh = db::remember_nonce(*lease, key_id, nonce);
       if (fresh && ++door.logins_since_prune >= prune_every_logins) {
         door.logins_since_prune = 0;
-        db::prune_nonces(*lease, nonce_keep_seconds);
+        db::prune_nonces(*lease, api::nonce_keep_seconds);
       }
     } catch (const std::exception& e) {
       if (db::is_connection_error(e) || !lease->is_open())

@@ -55,6 +55,8 @@ api_reply api_client::request(const std::string& method, const std::string& targ
     req.headers.erase(k);
     req.set_header(k, v);
   }
+  for (const auto& [k, v] : options.repeat_headers)
+    req.headers.emplace(k, v);
 
   httplib::Client client(host_, port_);
   // httplib would otherwise re-encode the target (spaces, '+', ...): the

@@ -31,6 +31,7 @@ struct request_options {
   std::optional<std::string> signature;                     // send this signature verbatim
   std::vector<std::string> omit_headers;                    // drop these after signing
   std::vector<std::pair<std::string, std::string>> headers; // extra / override
+  std::vector<std::pair<std::string, std::string>> repeat_headers; // added again, after the rest
 };
 
 class api_client {

@@ -169,7 +169,11 @@ BOOST_AUTO_TEST_CASE(amount_formats) {
   BOOST_TEST(amount_status("1") == 0);
   BOOST_TEST(amount_status("0.5") == 0);
   BOOST_TEST(amount_status("250000.000001") == 0);
-  BOOST_TEST(amount_status("007") == 0);
+  // SPEC §5: no leading zero before another digit.
+  BOOST_TEST(amount_status("007") == 422);
+  BOOST_TEST(amount_status("01") == 422);
+  BOOST_TEST(amount_status("00.5") == 422);
+  BOOST_TEST(amount_status("10.05") == 0);
   BOOST_TEST(amount_status(std::string(78, '9')) == 0);
   BOOST_TEST(amount_status(std::string(40, '1') + "." + std::string(38, '1')) == 0);
   BOOST_TEST(amount_status("0") == 422);
