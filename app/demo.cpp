@@ -17,6 +17,7 @@ namespace mg::app {
 namespace {
 
 /// Ganache's deterministic wallet account 1 (scripts/with-ganache.sh).
+constexpr std::uint64_t demo_evm_chain_id = 1337; // templates/evm_*.json pin it
 constexpr const char* demo_evm_recipient = "0xFFcf8FDEE72ac11b5c542428B35EEF5769C409f0";
 
 struct demo_movement {
@@ -73,6 +74,11 @@ int cmd_demo(const args& a) {
               << std::endl;
     return 2;
   }
+  if (evm && !config::parse_rpc_urls(s.evm_rpc_urls).count(demo_evm_chain_id)) {
+    std::cerr << "demo --evm: the evm templates pin chain " << demo_evm_chain_id
+              << " (the local chain's); MG_EVM_RPC_URLS names no endpoint for it" << std::endl;
+    return 2;
+  }
   actors::runtime rt(sys, s, executors::configured_providers(s));
   caf::scoped_actor self{sys};
   rt.start(caf::actor_cast<caf::actor>(self));
@@ -93,11 +99,11 @@ int cmd_demo(const args& a) {
     p.intent = R"({"asset": "USDC", "amount": "1250.00", "destination": "0xabc"})";
     p.input_params = R"({"venue": "sim-exchange"})";
     if (m.template_key == "evm_native_transfer") {
-      // 1.5 ETH to the local chain's wallet account 1, on the first chain.
+      // 1.5 ETH to the local chain's wallet account 1, on the chain the
+      // template pins (1337, the local chain's).
       p.intent = std::string(R"({"asset": "ETH", "amount": "1.5", "destination": ")") +
                  demo_evm_recipient + "\"}";
-      p.input_params = "{\"chain_id\": " +
-                       std::to_string(config::parse_rpc_urls(s.evm_rpc_urls).begin()->first) + "}";
+      p.input_params = "{}";
     }
     p.idempotency_key = "demo-" + run_tag + "-" + m.label;
     p.created_by = "demo";

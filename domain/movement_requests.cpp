@@ -286,6 +286,24 @@ std::optional<list_cursor> decode_cursor(std::string_view s) {
   return list_cursor{std::stoll(std::string(micros)), lower(id)};
 }
 
+/// The fields a SignRequest carries as strings (reference: str(intent.get(
+/// ...)), str(input_params.get('chain_family', 'evm'))): a value of another
+/// type would reach a signer as "" or as some rendering of it, so it is
+/// refused here. asset and amount are required strings already.
+void refuse_non_string_signing_fields(const json::value* intent, const json::value* params,
+                                      problems& p) {
+  auto check = [&](const json::value* obj, const char* key, const std::string& field) {
+    if (!obj || !obj->IsObject())
+      return;
+    auto* v = member(*obj, key);
+    if (v && !v->IsString())
+      p.unprocessable.push_back({field, "must be a string when present"});
+  };
+  check(intent, "destination", "intent.destination");
+  check(intent, "source", "intent.source");
+  check(params, "chain_family", "input_params.chain_family");
+}
+
 checked<create_body> parse_create_body(const json::value& body, bool allow_private_callbacks) {
   problems p;
   if (!is_object(body, p))
@@ -334,6 +352,7 @@ checked<create_body> parse_create_body(const json::value& body, bool allow_priva
     else
       out.input_params = json::dump(*v);
   }
+  refuse_non_string_signing_fields(intent, member(body, "input_params"), p);
   if (auto url = string_field(body, "callback_url", false, p, "callback_url")) {
     out.callback_url = *url;
     auto why = callback_url_problem(*url, allow_private_callbacks);

@@ -325,6 +325,33 @@ void check_refs(const plan& p, collector& c) {
   }
 }
 
+/// Whether nodes[i] moves or watches value on an EVM chain: the `evm`
+/// executor, or an EVM action type under any executor (a sibling's).
+bool is_evm_node(const plan_node& n) {
+  return n.executor_key == "evm" || n.action_type == "evm_transfer" ||
+         n.action_type == "erc20_transfer" || n.action_type == "destination_chain_finality_observe";
+}
+
+/// SPEC §3: what decides where money goes is pinned by the template, so an
+/// EVM node's chain, token and decimals must be literals, never `$ref`.
+void check_pinned_evm_fields(const plan& p, collector& c) {
+  const std::string prefix = ref_prefix;
+  for (size_t i = 0; i < p.nodes.size(); ++i) {
+    if (!is_evm_node(p.nodes[i]))
+      continue;
+    auto config = json::parse(p.nodes[i].config_json);
+    if (!config || !config->IsObject())
+      continue;
+    for (const char* field : {"chain_id", "token", "decimals"}) {
+      auto it = config->FindMember(field);
+      if (it != config->MemberEnd() && it->value.IsString() && str(it->value).rfind(prefix, 0) == 0)
+        c.add("nodes[" + std::to_string(i) + "].config." + field,
+              "must be a literal for an EVM node: it is pinned by the template, not taken from "
+              "the request");
+    }
+  }
+}
+
 json::value string_value(const std::string& s, json::document::AllocatorType& a) {
   return json::value(s.c_str(), static_cast<rapidjson::SizeType>(s.size()), a);
 }
@@ -351,6 +378,7 @@ compile_result compile_plan(const std::string& plan_json) {
   read_edges(*doc, p, c);
   check_cycles(p, c);
   check_refs(p, c);
+  check_pinned_evm_fields(p, c);
   if (!c.errors.empty()) {
     result.errors = std::move(c.errors);
     return result;

@@ -54,7 +54,9 @@ struct compile_result {
 /// Parses and checks a plan (SPEC §3): unique node keys, edges naming known
 /// nodes, acyclic graph, every top-level `$ref:<node_key>.<field>` in a
 /// node's config naming a (direct or transitive) predecessor, or
-/// `$ref:input.<field>`. Every error is listed, none short-circuits the rest
+/// `$ref:input.<field>`; an EVM node (`evm` executor or an EVM action type)
+/// whose config.chain_id, token or decimals is a `$ref` (they are pinned by
+/// the template, SPEC §3). Every error is listed, none short-circuits the rest
 /// (except unparseable JSON).
 compile_result compile_plan(const std::string& plan_json);
 

@@ -93,6 +93,20 @@ uint256 token_balance(const evm_rpc& rpc, const std::string& token, const std::s
   return *v;
 }
 
+/// The token's `decimals()` (selector 313ce567), or nullopt when the
+/// address answers no 32-byte word below 256 (no contract there, or not an
+/// ERC-20).
+std::optional<int> token_decimals(const evm_rpc& rpc, const std::string& token,
+                                  const std::string& caller) {
+  auto out = rpc.eth_call(
+      {caller, token, uint256(0), std::string("\x31\x3c\xe5\x67", 4), std::nullopt}, "latest");
+  auto v = out.size() == 32 ? uint256::from_big_endian(out) : std::nullopt;
+  auto small = v ? v->to_u64() : std::nullopt;
+  if (!small || *small > 255)
+    return std::nullopt;
+  return static_cast<int>(*small);
+}
+
 bool says(const rpc_refused& e, const char* text) {
   return lower(e.what()).find(text) != std::string::npos;
 }
@@ -172,6 +186,16 @@ std::optional<step_result> evm_executor::preflight(const domain::execution_conte
     const std::string from = *domain::parse_evm_address(sender());
     auto f = current_fees(rpc);
     const bool native = ctx.action_type == domain::evm_native_transfer;
+    if (!native) {
+      // SPEC §3: the template's decimals are what the amount was converted
+      // with; the chain's token must agree or the amount means something else.
+      auto on_chain = token_decimals(rpc, c.token, from);
+      if (on_chain != c.decimals)
+        return failed("DECIMALS_MISMATCH",
+                      "config.decimals " + std::to_string(c.decimals) +
+                          " but the token's decimals() " +
+                          (on_chain ? "is " + std::to_string(*on_chain) : "gives no answer"));
+    }
     uint256 gas_bound =
         c.gas_limit.value_or(native ? native_transfer_gas : token_transfer_gas_bound);
     uint256 needed = sum(plan.value, product(gas_bound, f.max_fee));

@@ -9,9 +9,10 @@
 // exactly with `config.decimals`) to `intent.destination` (EIP-55
 // checksummed). Node config: `chain_id` (must match the endpoint's
 // eth_chainId; endpoints come from MG_EVM_RPC_URLS), `confirmations`
-// (default 1), `decimals` (default 18 native; required for ERC-20),
+// (default 1), `decimals` (default 18 native; required for ERC-20, and
+// preflight checks the token's decimals() agrees: DECIMALS_MISMATCH),
 // `token` (ERC-20 contract), optional `gas_limit`, `poll_seconds`
-// (default 2).
+// (default 2). The template pins chain_id, token and decimals (SPEC §3).
 //
 // At most once: prepare reserves a nonce (persistence/evm_nonce_store);
 // submit stores the signed bytes before it broadcasts them; recover looks the

@@ -62,11 +62,8 @@ bool payload_matches(const domain::sign_request& req, const std::string& hash) {
   auto payload = domain::parse_0x_hex(req.payload);
   if (!payload)
     return false;
-  if (req.payload_format == evm_signing_data_format)
-    return domain::keccak256(*payload) == hash;
-  if (req.payload_format == evm_signing_hash_format)
-    return *payload == hash;
-  return false;
+  // Never a bare hash: the signer must see the transaction it signs.
+  return req.payload_format == evm_signing_data_format && domain::keccak256(*payload) == hash;
 }
 
 } // namespace
@@ -131,8 +128,7 @@ domain::sign_result evm_local_signer::sign(const domain::sign_request& req) {
     throw domain::executor_error("payload_hash is not 32 bytes of hex");
   if (!payload_matches(req, *hash))
     throw domain::executor_error(
-        "payload does not match payload_hash (payload_format must be evm_signing_data or "
-        "evm_signing_hash)");
+        "payload does not match payload_hash (payload_format must be evm_signing_data)");
   return {domain::format_signature_65(sign_hash(*hash)), address_};
 }
 

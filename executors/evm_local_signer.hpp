@@ -6,12 +6,11 @@
 //
 // What it signs: the request's payload_hash, which must equal
 // intent.allowed_payload_hash, and which the payload must account for:
-//  - payload_format "evm_signing_data": payload is the hex of the bytes the
-//    hash was taken over (the unsigned transaction's signing data); the
-//    signer checks Keccak-256(payload) == payload_hash;
-//  - payload_format "evm_signing_hash": payload is the hash itself.
-// Anything else is refused: the signer never signs a hash it cannot tie to
-// the payload it was shown.
+// payload_format "evm_signing_data": payload is the hex of the bytes the
+// hash was taken over (the unsigned transaction's signing data); the signer
+// checks Keccak-256(payload) == payload_hash. Anything else is refused, a
+// bare hash ("evm_signing_hash") included: the signer never signs a hash it
+// cannot tie to the transaction it was shown.
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,7 +22,6 @@
 namespace mg::executors {
 
 inline constexpr const char* evm_signing_data_format = "evm_signing_data";
-inline constexpr const char* evm_signing_hash_format = "evm_signing_hash";
 
 class evm_local_signer : public domain::signer {
 public:

@@ -11,7 +11,10 @@
 #include <optional>
 #include <stdexcept>
 
+#include "domain/evm_tx.hpp"
 #include "domain/hash.hpp"
+#include "domain/keccak.hpp"
+#include "domain/signing_policy.hpp"
 
 namespace mg::executors {
 
@@ -80,7 +83,8 @@ std::string keccak256_hex(const std::string& bytes) {
   return domain::to_hex(digest, sizeof digest);
 }
 
-local_signer::local_signer(const std::string& pem_file) : key_(std::make_unique<key>()) {
+local_signer::local_signer(const std::string& pem_file, std::set<std::string> accepted_formats)
+    : key_(std::make_unique<key>()), accepted_formats_(std::move(accepted_formats)) {
   BIO* in = BIO_new_file(pem_file.c_str(), "r");
   if (!in)
     throw std::runtime_error("MG_LOCAL_SIGNER_KEY_FILE: cannot open " + pem_file);
@@ -101,12 +105,27 @@ local_signer::local_signer(const std::string& pem_file) : key_(std::make_unique<
 
 local_signer::~local_signer() = default;
 
+bool local_signer::payload_matches(const domain::sign_request& req,
+                                   const std::string& digest) const {
+  if (!accepted_formats_.count(req.payload_format))
+    return false;
+  if (req.payload_format == domain::evm_signing_data_payload) {
+    auto bytes = domain::parse_0x_hex(req.payload);
+    return bytes && domain::keccak256(*bytes) == digest;
+  }
+  // Other accepted formats: the signer hashes what it was shown itself.
+  return domain::from_hex(domain::sha256_hex(req.payload)) == digest;
+}
+
 domain::sign_result local_signer::sign(const domain::sign_request& req) {
   if (req.payload_hash != req.intent.allowed_payload_hash)
     throw domain::executor_error("payload_hash differs from allowed_payload_hash");
   auto digest = hash_bytes(req.payload_hash);
   if (!digest)
     throw domain::executor_error("payload_hash is not 32 bytes of hex");
+  if (!payload_matches(req, *digest))
+    throw domain::executor_error("local signer: payload_format '" + req.payload_format +
+                                 "' is not accepted, or the payload does not hash to payload_hash");
   EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new_from_pkey(nullptr, key_->pkey, nullptr);
   unsigned char der[80];
   size_t der_len = sizeof der;

@@ -213,6 +213,9 @@ domain::recover_result sim_executor::recover(const domain::execution_context& ct
 domain::sign_result sim_signer::sign(const domain::sign_request& req) {
   if (req.payload_hash != req.intent.allowed_payload_hash)
     throw domain::executor_error("payload_hash differs from allowed_payload_hash");
+  if (!accepted_formats_.count(req.payload_format))
+    throw domain::executor_error("sim signer: payload_format '" + req.payload_format +
+                                 "' is not accepted");
   if (domain::sha256_hex(req.payload) != req.payload_hash)
     throw domain::executor_error("payload does not hash to payload_hash");
   return {domain::hmac_sha256_hex("sim-signer", req.payload_hash), address};

@@ -5,6 +5,7 @@
 // (`sim_ledger`, written on its own connections, independent of the
 // engine's transactions) that `recover` answers from.
 #include <memory>
+#include <set>
 #include <string>
 
 #include "domain/executor.hpp"
@@ -30,13 +31,20 @@ private:
 };
 
 /// Signs with an HMAC over the payload hash; refuses a payload_hash that
-/// differs from signing_intent.allowed_payload_hash.
+/// differs from signing_intent.allowed_payload_hash, a payload format it
+/// was not configured to accept (by default only "json") and a payload
+/// whose SHA-256 is not payload_hash (it hashes the payload itself).
 class sim_signer : public domain::signer {
 public:
+  explicit sim_signer(std::set<std::string> accepted_formats = {"json"})
+      : accepted_formats_(std::move(accepted_formats)) {}
   domain::sign_result sign(const domain::sign_request& req) override;
   domain::health_result health() override;
 
   static constexpr const char* address = "0x5157000000000000000000000000000000005157";
+
+private:
+  std::set<std::string> accepted_formats_;
 };
 
 /// The registry a process starts with: `sim` executor and signer.

@@ -133,10 +133,15 @@ std::optional<evm_attempt> find_attempt(pqxx::connection& c, const std::string& 
 
 std::optional<evm_reservation> find_reservation(pqxx::connection& c,
                                                 const std::string& idempotency_key) {
+  pqxx::read_transaction tx(c);
+  return find_reservation(tx, idempotency_key);
+}
+
+std::optional<evm_reservation> find_reservation(pqxx::transaction_base& tx,
+                                                const std::string& idempotency_key) {
   static const statement q{"evm_find_reservation",
                            std::string("SELECT ") + reservation_columns +
                                " FROM evm_nonce_reservation WHERE idempotency_key = $1"};
-  pqxx::read_transaction tx(c);
   auto rows = exec(tx, q, idempotency_key);
   if (rows.empty())
     return std::nullopt;

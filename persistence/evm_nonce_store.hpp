@@ -70,6 +70,10 @@ struct evm_reservation {
 };
 std::optional<evm_reservation> find_reservation(pqxx::connection& c,
                                                 const std::string& idempotency_key);
+/// The same inside the caller's transaction (the dispatcher's claim reads
+/// the attempt's reservation before it lets anything be signed).
+std::optional<evm_reservation> find_reservation(pqxx::transaction_base& tx,
+                                                const std::string& idempotency_key);
 
 /// Makes `owner`'s key unable to store signed bytes ever again (a 'fenced'
 /// attempt row). Returns the reservation it held when it held one in state

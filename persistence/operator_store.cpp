@@ -45,6 +45,15 @@ std::optional<std::string> template_max_amount(pqxx::transaction_base& tx,
   return std::string(r[0][0].c_str());
 }
 
+std::string template_asset(pqxx::transaction_base& tx, const std::string& template_key,
+                           int version) {
+  static const statement q{"mg_template_asset",
+                           "SELECT COALESCE(risk_controls ->> 'asset', '') FROM templates"
+                           " WHERE template_key = $1 AND version = $2"};
+  auto r = exec(tx, q, template_key, version);
+  return r.empty() ? std::string() : std::string(r[0][0].c_str());
+}
+
 std::optional<operator_row> lock_request_row(pqxx::transaction_base& tx, const std::string& id) {
   static const statement q{"mg_operator_lock_request",
                            "SELECT request_state, created_by,"

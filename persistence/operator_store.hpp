@@ -31,6 +31,10 @@ void set_create_body_hash(pqxx::transaction_base& tx, const std::string& id,
 /// version has none); nullopt when the version does not exist.
 std::optional<std::string> template_max_amount(pqxx::transaction_base& tx,
                                                const std::string& template_key, int version);
+/// `risk_controls.asset` of a template version: the asset its movements
+/// move ("" when the template names none, or there is no such version).
+std::string template_asset(pqxx::transaction_base& tx, const std::string& template_key,
+                           int version);
 
 // --- request row -------------------------------------------------------------
 /// The request row, locked FOR UPDATE.

@@ -130,6 +130,19 @@ bool one_of(const std::string& s, std::initializer_list<const char*> states) {
   return false;
 }
 
+/// SPEC §3: a template that names its asset (risk_controls.asset) moves
+/// only that one; max_amount is in its units.
+std::optional<api::error> asset_problem(const domain::create_body& b, const std::string& asset) {
+  if (asset.empty())
+    return std::nullopt;
+  auto intent = json::parse(b.intent);
+  if (intent && json::get_string(*intent, "asset") == asset)
+    return std::nullopt;
+  return unprocessable(
+      "asset not moved by this template",
+      {{"intent.asset", "must be " + asset + " (the template's risk_controls.asset)"}});
+}
+
 } // namespace
 
 // --- create and reads --------------------------------------------------------
@@ -174,6 +187,8 @@ reply movement_service::create(const caller& who, const json::value& body,
                                          {{"intent.amount",
                                            "exceeds risk_controls.max_amount " + *max_amount}}));
         }
+        if (auto wrong = asset_problem(b, db::template_asset(tx, b.template_key, version)))
+          return refused("create", who, "", *wrong);
         if (existing)
           return refused("create", who, existing->id,
                          conflict("idempotency_key already used with another body"));

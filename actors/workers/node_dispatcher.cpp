@@ -5,10 +5,13 @@
 #include <thread>
 
 #include "config/log.hpp"
+#include "domain/evm_transfer_plan.hpp"
 #include "domain/json.hpp"
+#include "domain/signing_policy.hpp"
 #include "domain/timing.hpp"
 #include "persistence/context_loader.hpp"
 #include "persistence/db.hpp"
+#include "persistence/evm_nonce_store.hpp"
 #include "persistence/node_store.hpp"
 
 namespace mg::workers {
@@ -63,27 +66,16 @@ std::string sign_result_json(const domain::sign_result& s) {
          ",\"signer_address\":" + json::quote(s.signer_address) + "}";
 }
 
-domain::sign_request build_sign_request(const domain::execution_context& ctx,
-                                        const domain::prepared_action& a) {
-  auto intent = json::parse(ctx.intent);
-  auto params = json::parse(ctx.input_params);
-  domain::sign_request r;
-  r.request_id = ctx.request_id;
-  r.request_node_id = ctx.request_node_id;
-  r.intent.action = a.action_type;
-  if (intent) {
-    r.intent.asset = json::get_string(*intent, "asset");
-    r.intent.amount = json::get_string(*intent, "amount");
-    r.intent.destination = json::get_string(*intent, "destination");
-  }
-  if (params)
-    r.intent.chain_family = json::get_string(*params, "chain_family", "evm");
-  r.intent.allowed_payload_hash = a.payload_hash;
-  r.payload_format = a.payload_format;
-  r.payload = a.payload;
-  r.payload_hash = a.payload_hash;
-  r.metadata = ctx.input_params;
-  return r;
+/// SPEC §4: the engine decides what may be signed. Reads the attempt's EVM
+/// nonce reservation (committed by the executor's prepare) and checks the
+/// prepared payload against the node's config and intent.
+domain::signing_verdict check_signing_policy(pqxx::work& tx, const domain::execution_context& ctx,
+                                             const domain::prepared_action& action) {
+  std::optional<domain::nonce_reservation> reserved;
+  if (domain::is_evm_transfer(ctx.action_type))
+    if (auto r = db::find_reservation(tx, ctx.idempotency_key); r && r->state == "reserved")
+      reserved = domain::nonce_reservation{r->sender.chain_id, r->nonce};
+  return domain::check_signing_policy(ctx, action, reserved);
 }
 
 /// Tells the executor its prepared action will never be submitted; a
@@ -157,8 +149,12 @@ std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, con
     auto* signer = e.providers.find_signer(n.signer_key);
     if (!signer)
       return abandon("SIGNER_NOT_FOUND", "no signer '" + n.signer_key + "'");
+    auto policy = check_signing_policy(tx, r.ctx, r.action);
+    if (!policy.allowed)
+      return abandon(domain::signing_policy_mismatch, policy.detail);
     try {
-      r.signature = signer->sign(build_sign_request(r.ctx, r.action));
+      r.signature =
+          signer->sign(domain::build_sign_request(r.ctx, r.action, policy.allowed_payload_hash));
     } catch (const std::exception& ex) {
       return abandon("SIGNING_FAILED", ex.what());
     }

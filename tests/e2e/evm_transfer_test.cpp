@@ -29,6 +29,8 @@ const key approver{"approver", "a11ce000a11ce000a11ce000a11ce000", R"(["approve"
 
 const char* alice = "0xFFcf8FDEE72ac11b5c542428B35EEF5769C409f0"; // ganache account 1
 const char* bob = "0x22d491Bde2303f2f43325b2108D26f1eAbA1e32b";   // ganache account 2
+/// templates/erc20_transfer.json's token: account 0's first contract.
+const char* pinned_token = "0xe78A0F7E598Cc8b0Bb87894B0F60dD2a88d6a8Ab";
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -56,6 +58,7 @@ const std::string reverting_contract =
 
 struct evm_e2e : test::serve_fixture {
   std::unique_ptr<test::ganache_chain> chain;
+  std::string asset = "ETH"; // intent.asset of move(): the template's asset
 
   explicit evm_e2e(const std::vector<std::string>& miner = {}) {
     chain = std::make_unique<test::ganache_chain>(miner);
@@ -76,9 +79,9 @@ struct evm_e2e : test::serve_fixture {
                    const std::string& destination, const std::string& input_extra = "",
                    const std::string& idem = "") {
     static int n = 0;
-    auto body = R"({"template_key": ")" + template_key +
-                R"(", "intent": {"asset": "ETH", "amount": ")" + amount + R"(", "destination": ")" +
-                destination + R"("}, "input_params": {"chain_id": 1337)" + input_extra +
+    auto body = R"({"template_key": ")" + template_key + R"(", "intent": {"asset": ")" + asset +
+                R"(", "amount": ")" + amount + R"(", "destination": ")" + destination +
+                R"("}, "input_params": {"run": "e2e")" + input_extra +
                 R"(}, "idempotency_key": ")" +
                 (idem.empty() ? "evm-" + std::to_string(++n) : idem) + "\"}";
     auto created = client(creator).post("/v3/movements", body);
@@ -94,6 +97,14 @@ struct evm_e2e : test::serve_fixture {
     return wait_for("SELECT request_state = '" + state + "' FROM movement_requests WHERE id = '" +
                         id + "'",
                     timeout);
+  }
+
+  /// MiniToken (tests/data): 6 decimals, 1,000,000 tokens minted to the
+  /// signer (account 0); its address.
+  std::string deploy_mini_token() {
+    auto init = trimmed(read_file(std::string(MG_SOURCE_DIR) + "/tests/data/mini_token.hex"));
+    return chain->deploy(init + "000000000000000000000000000000000000000000000000000000e8d4a51000",
+                         0);
   }
 
   domain::uint256 balance(const char* address) {
@@ -148,23 +159,48 @@ BOOST_FIXTURE_TEST_CASE(evm_native_transfer_completes_and_pays_exactly_the_amoun
 
 BOOST_FIXTURE_TEST_CASE(evm_erc20_transfer_moves_exactly_the_token_amount, evm_e2e) {
   // MiniToken (tests/data): 6 decimals, 1,000,000 tokens minted to the signer.
-  auto init = trimmed(read_file(std::string(MG_SOURCE_DIR) + "/tests/data/mini_token.hex"));
-  auto token =
-      chain->deploy(init + "000000000000000000000000000000000000000000000000000000e8d4a51000", 0);
+  // Deployed first by account 0 (nonce 0), it lands where the template pins
+  // its token.
+  auto token = deploy_mini_token();
+  BOOST_TEST(*domain::eip55_checksum(domain::to_0x_hex(token)) == pinned_token);
   start("evm-e2e", evm_env());
   auto before = token_balance(token, bob);
-  auto id = move("erc20_transfer", "12.345678", bob,
-                 R"(, "token": ")" + *domain::eip55_checksum(domain::to_0x_hex(token)) +
-                     R"(", "decimals": 6)");
+  asset = "MINI";
+  auto id = move("erc20_transfer", "12.345678", bob);
   BOOST_REQUIRE_MESSAGE(wait_request(id, "COMPLETED"), server->log());
   BOOST_TEST(grown_by(before, token_balance(token, bob)) == "12345678");
   BOOST_TEST(token_balance(token, test::ganache_wallet(0).address).to_decimal() == "999987654322");
 }
 
+BOOST_FIXTURE_TEST_CASE(decimals_other_than_the_tokens_fail_the_node_at_preflight_unsent, evm_e2e) {
+  // The template says 18 decimals; the token has 6: "1" would move 10^18
+  // base units, a trillion tokens, instead of one.
+  auto token = *domain::eip55_checksum(domain::to_0x_hex(deploy_mini_token()));
+  add_template(R"({"template_key": "erc20_wrong_decimals", "version": 1,
+    "risk_controls": {"asset": "MINI", "max_fee_wei": "10000000000000000"}, "nodes": [
+    {"node_key": "transfer", "action_type": "erc20_transfer", "executor_key": "evm",
+     "signer_key": "evm_local", "side_effect": true, "signing_required": true,
+     "config": {"chain_id": 1337, "decimals": 18, "token": ")" +
+               token + R"("}}], "edges": []})");
+  start("evm-e2e", evm_env());
+  asset = "MINI";
+  auto id = move("erc20_wrong_decimals", "1", bob);
+  BOOST_REQUIRE_MESSAGE(wait_request(id, "FAILED"), server->log());
+  BOOST_TEST(scalar("SELECT node_state || ':' || error_code FROM movement_request_nodes WHERE "
+                    "request_id = '" +
+                    id + "'") == "FAILED:DECIMALS_MISMATCH");
+  // Nothing was prepared, signed or sent: only the deployment used a nonce.
+  BOOST_TEST(sender_nonce() == "1");
+  BOOST_TEST(count("SELECT count(*) FROM evm_nonce_reservation") == 0);
+  BOOST_TEST(count("SELECT count(*) FROM evm_tx_attempts") == 0);
+  BOOST_TEST(token_balance(*domain::parse_evm_address(token), bob).to_decimal() == "0");
+}
+
 BOOST_FIXTURE_TEST_CASE(evm_reverted_transfer_fails_the_node_with_the_reason, evm_e2e) {
   auto target = *domain::eip55_checksum(domain::to_0x_hex(chain->deploy(reverting_contract, 0)));
   // A fixed gas limit, so the estimate does not refuse it before the chain can.
-  add_template(R"({"template_key": "evm_to_contract", "version": 1, "nodes": [
+  add_template(R"({"template_key": "evm_to_contract", "version": 1,
+    "risk_controls": {"max_fee_wei": "10000000000000000"}, "nodes": [
     {"node_key": "transfer", "action_type": "evm_transfer", "executor_key": "evm",
      "signer_key": "evm_local", "side_effect": true, "signing_required": true,
      "config": {"chain_id": 1337, "gas_limit": 100000, "poll_seconds": 0.2}}], "edges": []})");
@@ -208,7 +244,8 @@ BOOST_FIXTURE_TEST_CASE(evm_twenty_concurrent_transfers_take_twenty_consecutive_
 }
 
 BOOST_FIXTURE_TEST_CASE(evm_kill_after_broadcast_recovers_without_a_second_broadcast, evm_e2e) {
-  add_template(R"({"template_key": "evm_slow_commit", "version": 1, "nodes": [
+  add_template(R"({"template_key": "evm_slow_commit", "version": 1,
+    "risk_controls": {"max_fee_wei": "10000000000000000"}, "nodes": [
     {"node_key": "transfer", "action_type": "evm_transfer", "executor_key": "evm",
      "signer_key": "evm_local", "side_effect": true, "signing_required": true,
      "config": {"chain_id": 1337, "poll_seconds": 0.2, "submit_hold_ms": 5000}}], "edges": []})");

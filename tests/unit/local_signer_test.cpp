@@ -58,6 +58,7 @@ struct temp_file {
 
 domain::sign_request request_for(const std::string& payload) {
   domain::sign_request r;
+  r.payload_format = "json";
   r.payload = payload;
   r.payload_hash = domain::sha256_hex(payload);
   r.intent.allowed_payload_hash = r.payload_hash;
@@ -119,9 +120,33 @@ BOOST_AUTO_TEST_CASE(refuses_a_payload_hash_that_is_not_the_allowed_one) {
   BOOST_CHECK_THROW(s.sign(r), domain::executor_error);
 }
 
-BOOST_AUTO_TEST_CASE(signature_verifies_with_openssl_and_has_low_s) {
+BOOST_AUTO_TEST_CASE(signing_policy_local_signer_never_signs_a_bare_hash_or_an_unnamed_format) {
   temp_file pem(sec1_pem(vector_key));
   executors::local_signer s(pem.path);
+  // json is not accepted unless configured by name.
+  BOOST_CHECK_THROW(s.sign(request_for("payload")), domain::executor_error);
+  // A bare hash: the payload is the hash itself.
+  auto bare = request_for("payload");
+  bare.payload_format = "evm_signing_hash";
+  bare.payload = bare.payload_hash;
+  BOOST_CHECK_THROW(s.sign(bare), domain::executor_error);
+  executors::local_signer with_json(pem.path, {"json", "evm_signing_hash"});
+  BOOST_CHECK_NO_THROW(with_json.sign(request_for("payload")));
+  // Even when named, a payload that is not what the hash covers is refused.
+  BOOST_CHECK_THROW(with_json.sign(bare), domain::executor_error);
+  // evm_signing_data: Keccak-256 of the payload bytes.
+  domain::sign_request tx;
+  tx.payload_format = "evm_signing_data";
+  tx.payload = "0x02c0";
+  tx.payload_hash = tx.intent.allowed_payload_hash = "0x" + executors::keccak256_hex("\x02\xc0");
+  BOOST_CHECK_NO_THROW(s.sign(tx));
+  tx.payload = "0x02c1";
+  BOOST_CHECK_THROW(s.sign(tx), domain::executor_error);
+}
+
+BOOST_AUTO_TEST_CASE(signature_verifies_with_openssl_and_has_low_s) {
+  temp_file pem(sec1_pem(vector_key));
+  executors::local_signer s(pem.path, {"json"});
   for (int i = 0; i < 8; ++i) {
     auto r = request_for("transfer " + std::to_string(i));
     auto out = s.sign(r);

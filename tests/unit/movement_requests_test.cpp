@@ -87,6 +87,26 @@ BOOST_AUTO_TEST_CASE(valid_create_body_is_parsed) {
   BOOST_TEST(b.body_hash.size() == 64u);
 }
 
+BOOST_AUTO_TEST_CASE(signing_policy_non_string_signrequest_fields_are_refused_with_422) {
+  // The SignRequest carries them as strings: a number, object or null would
+  // reach the signer as "" (or some rendering of it).
+  for (const char* bad : {"1", "{\"a\": 1}", "null", "[\"0xabc\"]", "true"}) {
+    auto c = create(intent_with("destination", bad));
+    BOOST_TEST(status(c) == 422, bad);
+    BOOST_TEST(names_field(c.error, "intent.destination"), bad);
+    auto s = create(intent_with("source", bad));
+    BOOST_TEST(names_field(s.error, "intent.source"), bad);
+    auto f = create(body_with("input_params", std::string("{\"chain_family\": ") + bad + "}"));
+    BOOST_TEST(status(f) == 422, bad);
+    BOOST_TEST(names_field(f.error, "input_params.chain_family"), bad);
+  }
+  BOOST_TEST(create(intent_with("destination", "\"0xabc\"")).ok());
+  BOOST_TEST(create(body_with("input_params", R"({"chain_family": "evm"})")).ok());
+  // asset and amount: required strings already (400 for another type).
+  BOOST_TEST(status(create(intent_with("asset", "5"))) == 400);
+  BOOST_TEST(status(create(intent_with("amount", "5"))) == 400);
+}
+
 BOOST_AUTO_TEST_CASE(optional_fields_may_be_left_out) {
   auto c = create(R"({"template_key": "t", "intent": {"asset": "A", "amount": "1"},
                       "idempotency_key": "k"})");
