@@ -47,6 +47,11 @@ step_result protocol_violation(executor_step step, const step_result& answer,
 }
 
 step_result checked_answer(executor_step step, step_result r) {
+  // In-process executors may leave these empty for "none".
+  if (r.provider_refs.empty())
+    r.provider_refs = "{}";
+  if (r.generated_artifacts.empty())
+    r.generated_artifacts = "[]";
   auto problem = answer_problem(step, r);
   if (problem.empty())
     return r;

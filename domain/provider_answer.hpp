@@ -24,7 +24,8 @@ std::string answer_problem(executor_step step, const step_result& r);
 step_result protocol_violation(executor_step step, const step_result& answer,
                                const std::string& problem);
 
-/// `r` when answer_problem finds nothing, else its protocol_violation.
+/// `r` (empty provider_refs / generated_artifacts read as none) when
+/// answer_problem finds nothing, else its protocol_violation.
 step_result checked_answer(executor_step step, step_result r);
 
 /// `s` as text a database column takes: valid UTF-8 without U+0000 (each

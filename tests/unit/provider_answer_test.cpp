@@ -63,6 +63,14 @@ BOOST_AUTO_TEST_CASE(protocol_error_replaces_a_bad_answer_keeping_what_is_well_f
   r.generated_artifacts = R"([{"a":1}])";
   BOOST_TEST(answer_problem(S::observe, r).empty());
   BOOST_TEST((checked_answer(S::observe, r).next_state == N::completed));
+  step_result empty_text;
+  empty_text.next_state = N::completed;
+  empty_text.provider_refs.clear();
+  empty_text.generated_artifacts.clear();
+  auto normalised = checked_answer(S::observe, empty_text);
+  BOOST_TEST((normalised.next_state == N::completed));
+  BOOST_TEST(normalised.provider_refs == "{}");
+  BOOST_TEST(normalised.generated_artifacts == "[]");
   // No next_state is each step's own business, not a protocol error.
   r.next_state.reset();
   BOOST_TEST(answer_problem(S::observe, r).empty());
