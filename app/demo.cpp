@@ -9,6 +9,8 @@
 #include "actors/system_config.hpp"
 #include "app/common.hpp"
 #include "executors/registry.hpp"
+#include "executors/sim.hpp"
+#include "persistence/catalog_store.hpp"
 #include "persistence/db.hpp"
 #include "persistence/migrate.hpp"
 
@@ -45,6 +47,19 @@ bool settled(const std::string& state) {
          state == "CANCELLED" || state == "REJECTED" || state == "EXPIRED";
 }
 
+/// sim_linear's cctp_burn is signed by the sim signer: the dispatcher's
+/// caller-alignment check sends a burn only from an enrolled identity, so the
+/// demo enrols the sim signer's (an operator would PUT
+/// /v3/signers/sim/expected-identity).
+void enrol_sim_signer(const std::string& database_url) {
+  auto conn = db::connect(database_url);
+  pqxx::work tx(*conn);
+  db::set_expected_identity(tx, "sim", executors::sim_signer::address);
+  tx.commit();
+  std::cout << "demo: enrolled the sim signer's identity " << executors::sim_signer::address
+            << std::endl;
+}
+
 /// Stops the runtime and waits for its verdict.
 int stop_runtime(caf::scoped_actor& self, actors::runtime& rt) {
   rt.shutdown();
@@ -63,6 +78,7 @@ int cmd_demo(const args& a) {
   db::migrate(s.database_url, db::bundled_migrations());
   std::cout << "ok; loading templates from " << default_templates_dir() << std::endl;
   load_templates(s.database_url, default_templates_dir(), true);
+  enrol_sim_signer(s.database_url);
 
   caf::actor_system_config cfg;
   actors::configure(cfg);

@@ -78,6 +78,7 @@ const std::vector<field>& fields() {
       {"MG_NODE_SUBMITTING_GRACE_SECONDS", &settings::node_submitting_grace_seconds,
        rule::positive},
       {"MG_NODE_MAX_ATTEMPTS", &settings::node_max_attempts, rule::at_least_one},
+      {"MG_NODE_MAX_PREPARE_ERRORS", &settings::node_max_prepare_errors, rule::at_least_one},
       {"MG_UNKNOWN_ESCALATE_SECONDS", &settings::unknown_escalate_seconds, rule::positive},
       {"MG_EXECUTOR_TIMEOUT_SECONDS", &settings::executor_timeout_seconds, rule::positive},
       {"MG_APPROVAL_TTL_SECONDS", &settings::approval_ttl_seconds, rule::at_least_one},

@@ -43,6 +43,7 @@ struct settings {
   bool observe_timeout_enforcement_enabled = false; // MG_OBSERVE_TIMEOUT_ENFORCEMENT_ENABLED
   double node_submitting_grace_seconds = 120;       // MG_NODE_SUBMITTING_GRACE_SECONDS
   int node_max_attempts = 5;                        // MG_NODE_MAX_ATTEMPTS (>= 1)
+  int node_max_prepare_errors = 10;                 // MG_NODE_MAX_PREPARE_ERRORS (>= 1)
   double unknown_escalate_seconds = 900;            // MG_UNKNOWN_ESCALATE_SECONDS
   double executor_timeout_seconds = 30;             // MG_EXECUTOR_TIMEOUT_SECONDS (< grace)
   int approval_ttl_seconds = 300;                   // MG_APPROVAL_TTL_SECONDS

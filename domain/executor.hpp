@@ -110,6 +110,13 @@ struct executor_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Raised when a provider's answer is malformed, oversized or otherwise not
+/// one the protocol allows (SPEC §4): unlike a failed call, asking again
+/// will not help, and the engine settles the node PROVIDER_PROTOCOL_ERROR.
+struct provider_protocol_error : executor_error {
+  using executor_error::executor_error;
+};
+
 /// Submit refused because recovery fenced the key.
 inline constexpr const char* fenced_error_code = "FENCED";
 

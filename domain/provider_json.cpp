@@ -2,6 +2,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <rapidjson/error/en.h>
+#include <set>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "domain/json.hpp"
 
@@ -32,13 +37,65 @@ private:
   std::string out_ = "{";
 };
 
+/// Why a parsed answer may not be used as it stands (empty when it may):
+/// the hostile-input rules of SPEC §5 for JSON that crosses a process
+/// boundary. Walks without recursion, so depth costs no stack.
+std::string hostile_shape(const json::value& root) {
+  auto bad_string = [](const char* p, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      auto c = static_cast<unsigned char>(p[i]);
+      if (c == 0)
+        return "a string holds U+0000";
+      // A lone surrogate escape comes out of the parser as ED A0..BF: not UTF-8.
+      if (c == 0xED && i + 1 < n && (static_cast<unsigned char>(p[i + 1]) & 0xE0) == 0xA0)
+        return "a string holds a lone surrogate";
+    }
+    return "";
+  };
+  std::vector<std::pair<const json::value*, int>> todo{{&root, 1}};
+  while (!todo.empty()) {
+    auto [v, depth] = todo.back();
+    todo.pop_back();
+    if (depth > max_answer_depth)
+      return "nested deeper than " + std::to_string(max_answer_depth);
+    if (v->IsString()) {
+      if (auto why = bad_string(v->GetString(), v->GetStringLength()); *why)
+        return why;
+    } else if (v->IsArray()) {
+      for (auto& e : v->GetArray())
+        todo.emplace_back(&e, depth + 1);
+    } else if (v->IsObject()) {
+      std::set<std::string_view> names;
+      for (auto& m : v->GetObject()) {
+        std::string_view name(m.name.GetString(), m.name.GetStringLength());
+        if (auto why = bad_string(name.data(), name.size()); *why)
+          return why;
+        if (!names.insert(name).second)
+          return "member '" + std::string(name) + "' appears twice";
+        todo.emplace_back(&m.value, depth + 1);
+      }
+    }
+  }
+  return {};
+}
+
 json::document parse_object(const std::string& text, const char* what) {
-  std::string why;
-  auto doc = json::parse(text, &why);
-  if (!doc || !doc->IsObject())
-    throw executor_error(std::string("malformed ") + what + " JSON" +
-                         (why.empty() ? "" : ": " + why));
-  return std::move(*doc);
+  auto doc = parse_provider_json(text, what);
+  if (!doc.IsObject())
+    throw provider_protocol_error(std::string("malformed ") + what + " JSON: not an object");
+  return doc;
+}
+
+/// A JSON-valued member that must be of one kind when present (null or
+/// absent gives `fallback`), back as text.
+std::string typed_raw(const json::value& o, const char* k, bool object, const char* fallback) {
+  auto it = o.FindMember(k);
+  if (it == o.MemberEnd() || it->value.IsNull())
+    return fallback;
+  if (object ? !it->value.IsObject() : !it->value.IsArray())
+    throw provider_protocol_error(std::string("member '") + k + "' must be " +
+                                  (object ? "an object" : "an array"));
+  return json::dump(it->value);
 }
 
 std::string str(const json::value& o, const char* k, std::string fallback = {}) {
@@ -46,7 +103,7 @@ std::string str(const json::value& o, const char* k, std::string fallback = {}) 
   if (it == o.MemberEnd() || it->value.IsNull())
     return fallback;
   if (!it->value.IsString())
-    throw executor_error(std::string("member '") + k + "' must be a string");
+    throw provider_protocol_error(std::string("member '") + k + "' must be a string");
   return it->value.GetString();
 }
 
@@ -61,7 +118,7 @@ int integer(const json::value& o, const char* k) {
   if (it == o.MemberEnd())
     return 0;
   if (!it->value.IsInt())
-    throw executor_error(std::string("member '") + k + "' must be an integer");
+    throw provider_protocol_error(std::string("member '") + k + "' must be an integer");
   return it->value.GetInt();
 }
 
@@ -77,16 +134,16 @@ step_result step_result_of(const json::value& o) {
   if (!next.empty()) {
     r.next_state = parse_node_state(next);
     if (!r.next_state)
-      throw executor_error("unknown next_state '" + next + "'");
+      throw provider_protocol_error("unknown next_state '" + next + "'");
   }
   r.provider_state = str(o, "provider_state");
-  r.provider_refs = raw(o, "provider_refs", "{}");
+  r.provider_refs = typed_raw(o, "provider_refs", true, "{}");
   r.provider_ref_id = str(o, "provider_ref_id");
-  r.generated_artifacts = raw(o, "generated_artifacts", "[]");
+  r.generated_artifacts = typed_raw(o, "generated_artifacts", false, "[]");
   auto it = o.FindMember("retry_after_seconds");
   if (it != o.MemberEnd() && !it->value.IsNull()) {
     if (!it->value.IsNumber())
-      throw executor_error("retry_after_seconds must be a number");
+      throw provider_protocol_error("retry_after_seconds must be a number");
     r.retry_after_seconds = it->value.GetDouble();
   }
   r.error_code = str(o, "error_code");
@@ -95,6 +152,22 @@ step_result step_result_of(const json::value& o) {
 }
 
 } // namespace
+
+json::document parse_provider_json(const std::string& text, const char* what) {
+  if (text.size() > max_answer_bytes)
+    throw provider_protocol_error(std::string(what) + " of " + std::to_string(text.size()) +
+                                  " bytes exceeds the cap of " + std::to_string(max_answer_bytes));
+  json::document doc;
+  doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(text.data(),
+                                                                                    text.size());
+  if (doc.HasParseError())
+    throw provider_protocol_error(std::string("malformed ") + what +
+                                  " JSON: " + rapidjson::GetParseError_En(doc.GetParseError()) +
+                                  " at offset " + std::to_string(doc.GetErrorOffset()));
+  if (auto why = hostile_shape(doc); !why.empty())
+    throw provider_protocol_error(std::string("refused ") + what + " JSON: " + why);
+  return doc;
+}
 
 std::string to_json(const execution_context& c) {
   return object_writer()
@@ -221,11 +294,11 @@ recover_result recover_result_from_json(const std::string& text) {
   else if (outcome == "still_unknown")
     r.outcome = recover_outcome::still_unknown;
   else
-    throw executor_error("unknown recover outcome '" + outcome + "'");
+    throw provider_protocol_error("unknown recover outcome '" + outcome + "'");
   auto it = o.FindMember("result");
   if (it != o.MemberEnd()) {
     if (!it->value.IsObject())
-      throw executor_error("recover result must be an object");
+      throw provider_protocol_error("recover result must be an object");
     r.result = step_result_of(it->value);
   }
   return r;
@@ -284,7 +357,7 @@ sign_request sign_request_from_json(const std::string& text) {
   r.request_node_id = str(o, "request_node_id");
   auto it = o.FindMember("intent");
   if (it == o.MemberEnd() || !it->value.IsObject())
-    throw executor_error("sign_request.intent must be an object");
+    throw provider_protocol_error("sign_request.intent must be an object");
   auto& i = it->value;
   r.intent.action = str(i, "action");
   r.intent.asset = str(i, "asset");

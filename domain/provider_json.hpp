@@ -2,14 +2,25 @@
 // The executor/signer port's values as JSON text, so a provider living in
 // another process (a sibling's actor, SPEC §8) is reached with std::string
 // messages only and neither side registers a CAF type. Every from_json
-// throws executor_error on malformed input: a bad answer from a remote
-// provider is a failed call, never a guessed value.
+// throws provider_protocol_error on malformed, oversized or hostile input
+// (over max_answer_bytes, nested deeper than max_answer_depth, U+0000, a
+// lone surrogate, a repeated member name, a member of the wrong type): a
+// bad answer from a remote provider is never a guessed value (SPEC §4).
 #include <optional>
 #include <string>
 
 #include "domain/executor.hpp"
+#include "domain/json.hpp"
 
 namespace mg::domain {
+
+/// The largest document a provider may answer with.
+inline constexpr size_t max_answer_bytes = 1 << 20;
+/// The deepest nesting a provider's answer may have.
+inline constexpr int max_answer_depth = 64;
+
+/// Parses JSON a provider sent (any value), under the rules above.
+json::document parse_provider_json(const std::string& text, const char* what);
 
 std::string to_json(const execution_context& c);
 execution_context execution_context_from_json(const std::string& text);

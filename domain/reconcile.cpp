@@ -5,8 +5,8 @@
 namespace mg::domain {
 
 bool is_settled_unknown(const node_view& n, double unknown_escalate_seconds) {
-  return n.state == node_state::unknown && (n.error_code == "OBSERVATION_TIMEOUT" ||
-                                            n.unknown_for_seconds >= unknown_escalate_seconds);
+  return n.state == node_state::unknown &&
+         (settles_at_once(n.error_code) || n.unknown_for_seconds >= unknown_escalate_seconds);
 }
 
 bool is_in_flight(const node_view& n, double unknown_escalate_seconds) {

@@ -146,4 +146,54 @@ bool transition_allowed(node_state from, node_state to) {
   }
 }
 
+bool answer_allowed(executor_step step, node_state next) {
+  using n = node_state;
+  switch (step) {
+  case executor_step::preflight:
+    return next == n::failed || next == n::completed || next == n::skipped;
+  case executor_step::submit:
+  case executor_step::observe:
+  case executor_step::recover:
+    return next == n::submitted || next == n::observing || next == n::completed ||
+           next == n::failed || next == n::unknown;
+  case executor_step::prepare:
+  case executor_step::sign:
+    return false;
+  }
+  return false;
+}
+
+node_state protocol_error_state(executor_step step) {
+  switch (step) {
+  case executor_step::preflight:
+  case executor_step::prepare:
+  case executor_step::sign:
+    return node_state::failed;
+  default:
+    return node_state::unknown;
+  }
+}
+
+std::string_view to_string(executor_step step) {
+  switch (step) {
+  case executor_step::preflight:
+    return "preflight";
+  case executor_step::prepare:
+    return "prepare";
+  case executor_step::sign:
+    return "sign";
+  case executor_step::submit:
+    return "submit";
+  case executor_step::observe:
+    return "observe";
+  case executor_step::recover:
+    return "recover";
+  }
+  return "?";
+}
+
+bool settles_at_once(std::string_view error_code) {
+  return error_code == "OBSERVATION_TIMEOUT" || error_code == provider_protocol_error_code;
+}
+
 } // namespace mg::domain

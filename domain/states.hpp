@@ -51,4 +51,29 @@ bool is_submitted_in_flight(node_state s);
 bool transition_allowed(request_state from, request_state to);
 bool transition_allowed(node_state from, node_state to);
 
+// --- what an executor may answer (SPEC §4 "an executor's answer is input") ---
+
+/// The provider calls whose answers move a node.
+enum class executor_step { preflight, prepare, sign, submit, observe, recover };
+
+/// Error code of a node whose provider gave an answer its step does not allow.
+inline constexpr const char* provider_protocol_error_code = "PROVIDER_PROTOCOL_ERROR";
+
+/// Whether `next` is a state `step` may answer: preflight stops a node only
+/// as FAILED, COMPLETED or SKIPPED; submit, observe and a found recover
+/// answer SUBMITTED, OBSERVING, COMPLETED, FAILED or UNKNOWN. prepare and
+/// sign answer no state.
+bool answer_allowed(executor_step step, node_state next);
+
+/// Where a protocol error leaves the node: FAILED before SUBMITTING
+/// (nothing went out), UNKNOWN from submit on (something may have).
+node_state protocol_error_state(executor_step step);
+
+std::string_view to_string(executor_step step);
+
+/// An UNKNOWN node with this error code is settled at once: no recovery
+/// until an operator resumes or retries (OBSERVATION_TIMEOUT,
+/// PROVIDER_PROTOCOL_ERROR).
+bool settles_at_once(std::string_view error_code);
+
 } // namespace mg::domain

@@ -52,4 +52,8 @@ double sidecar_restart_delay(int crashes) {
   return std::min(std::pow(2.0, std::max(crashes - 1, 0)), loop_max_backoff_seconds);
 }
 
+double prepare_retry_delay(int errors) {
+  return std::min(std::pow(2.0, std::max(errors - 1, 0)), loop_max_backoff_seconds);
+}
+
 } // namespace mg::domain

@@ -42,4 +42,9 @@ double callback_retry_delay(int attempts);
 /// Sidecar restart after its n-th crash in a row: min(2^(n-1), 60) seconds.
 double sidecar_restart_delay(int crashes);
 
+/// Delay before a READY node whose preflight or prepare raised is tried
+/// again, after `errors` such errors in a row (>= 1): 1 s doubling to 60 s
+/// (SPEC §1 "preflight/prepare errors").
+double prepare_retry_delay(int errors);
+
 } // namespace mg::domain

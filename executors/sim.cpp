@@ -1,10 +1,12 @@
 #include "executors/sim.hpp"
 
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include "domain/hash.hpp"
 #include "domain/json.hpp"
+#include "domain/provider_json.hpp"
 #include "persistence/db.hpp"
 
 namespace mg::executors {
@@ -28,6 +30,13 @@ struct sim_config {
   // only the answer).
   int submit_delay_ms = 0;
   int submit_hold_ms = 0;
+  // Beyond SPEC §4, for tests of the engine's answer checks:
+  // config.sim.answer.<preflight|prepare|submit|observe|recover> replaces
+  // what that call answers (submit and recover still do their ledger work
+  // first), read by the converters a remote executor's answer goes
+  // through. A JSON string is the answer's raw text, so it may be
+  // malformed; any other value is the answer document itself.
+  std::map<std::string, std::string> answers;
 };
 
 sim_config read_config(const domain::execution_context& ctx) {
@@ -57,6 +66,11 @@ sim_config read_config(const domain::execution_context& ctx) {
                      .value_or(node_state::completed);
   if (s.HasMember("provider_refs") && s["provider_refs"].IsObject())
     c.extra_refs = json::dump(s["provider_refs"]);
+  if (s.HasMember("answer") && s["answer"].IsObject())
+    for (auto& m : s["answer"].GetObject())
+      c.answers[m.name.GetString()] =
+          m.value.IsString() ? std::string(m.value.GetString(), m.value.GetStringLength())
+                             : json::dump(m.value);
   return c;
 }
 
@@ -104,6 +118,8 @@ int polls_so_far(const domain::execution_context& ctx) {
 std::optional<step_result> sim_executor::preflight(const domain::execution_context& ctx) {
   auto c = read_config(ctx);
   simulate_latency(c);
+  if (auto a = c.answers.find("preflight"); a != c.answers.end())
+    return domain::optional_step_result_from_json(a->second);
   if (c.fail_at == "preflight")
     return result(node_state::failed, "SIM_PREFLIGHT_FAILED");
   return std::nullopt;
@@ -112,6 +128,8 @@ std::optional<step_result> sim_executor::preflight(const domain::execution_conte
 std::optional<domain::prepared_action> sim_executor::prepare(const domain::execution_context& ctx) {
   auto c = read_config(ctx);
   simulate_latency(c);
+  if (auto a = c.answers.find("prepare"); a != c.answers.end())
+    return domain::optional_prepared_action_from_json(a->second);
   if (c.fail_at == "prepare")
     return std::nullopt;
   domain::prepared_action a;
@@ -155,6 +173,8 @@ step_result sim_executor::submit(const domain::execution_context& ctx,
     return result(node_state::failed, domain::fenced_error_code);
   if (c.submit_hold_ms > 0)
     std::this_thread::sleep_for(std::chrono::milliseconds(c.submit_hold_ms));
+  if (auto a = c.answers.find("submit"); a != c.answers.end())
+    return domain::step_result_from_json(a->second); // accepted, whatever it says
   // A duplicate submit of an accepted key is idempotent: same answer, no
   // second side effect.
   auto r = result(c.unknown_at == "submit" ? node_state::unknown : node_state::submitted);
@@ -167,6 +187,8 @@ step_result sim_executor::submit(const domain::execution_context& ctx,
 step_result sim_executor::observe(const domain::execution_context& ctx) {
   auto c = read_config(ctx);
   simulate_latency(c);
+  if (auto a = c.answers.find("observe"); a != c.answers.end())
+    return domain::step_result_from_json(a->second);
   if (c.unknown_at == "observe")
     return result(node_state::unknown);
   if (c.fail_at == "observe")
@@ -203,6 +225,8 @@ domain::recover_result sim_executor::recover(const domain::execution_context& ct
     out.result = result(node_state::ready, domain::fenced_error_code);
     return out;
   }
+  if (auto a = c.answers.find("recover"); a != c.answers.end())
+    return domain::recover_result_from_json(a->second);
   out.outcome = domain::recover_outcome::found;
   out.result = result(c.recover_to);
   out.result.provider_refs = submit_refs(ctx, c);

@@ -131,4 +131,15 @@ void set_expected_identity(pqxx::transaction_base& tx, const std::string& signer
   exec(tx, q, signer_key, address);
 }
 
+std::optional<std::string> expected_identity(pqxx::transaction_base& tx,
+                                             const std::string& signer_key) {
+  static const statement q{"mg_expected_identity",
+                           "SELECT expected_signer_address FROM signer_identities"
+                           " WHERE signer_key = $1"};
+  auto r = exec(tx, q, signer_key);
+  if (r.empty() || r[0][0].is_null())
+    return std::nullopt;
+  return std::string(r[0][0].c_str());
+}
+
 } // namespace mg::db

@@ -87,4 +87,8 @@ bool signer_known(pqxx::transaction_base& tx, const std::string& signer_key);
 void set_expected_identity(pqxx::transaction_base& tx, const std::string& signer_key,
                            const std::string& address);
 
+/// The key's enrolled expected address, if an operator set one.
+std::optional<std::string> expected_identity(pqxx::transaction_base& tx,
+                                             const std::string& signer_key);
+
 } // namespace mg::db

@@ -265,7 +265,7 @@ std::vector<std::string> reconcile_sweep_candidates(pqxx::transaction_base& tx,
       "(SELECT r.id FROM movement_requests r WHERE r.request_state = 'EXECUTING'"
       "  AND r.network_class = $1 AND EXISTS (SELECT 1 FROM movement_request_nodes n"
       "   WHERE n.request_id = r.id AND n.node_state = 'UNKNOWN'"
-      "   AND (n.error_code = 'OBSERVATION_TIMEOUT'"
+      "   AND (n.error_code IN ('OBSERVATION_TIMEOUT', 'PROVIDER_PROTOCOL_ERROR')"
       "        OR n.unknown_since <= clock_timestamp() - make_interval(secs => $2)))"
       "  LIMIT $3)",
       network_class, unknown_escalate_seconds, limit, grace_seconds);

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "domain/json.hpp"
+#include "domain/provider_answer.hpp"
 #include "domain/reconcile.hpp"
 #include "persistence/db.hpp"
 
@@ -20,7 +21,7 @@ constexpr const char* node_columns =
     " COALESCE(n.error_code, ''),"
     " COALESCE(extract(epoch FROM clock_timestamp() - n.started_at)::float8, -1),"
     " r.request_state, r.template_key, r.template_version, r.compiled_plan_hash,"
-    " r.intent::text, r.input_params::text";
+    " r.intent::text, r.input_params::text, n.prepare_errors";
 
 claimed_node to_claimed(const pqxx::row& r) {
   claimed_node n;
@@ -47,6 +48,7 @@ claimed_node to_claimed(const pqxx::row& r) {
   n.compiled_plan_hash = r[20].c_str();
   n.intent = r[21].c_str();
   n.input_params = r[22].c_str();
+  n.prepare_errors = r[23].as<int>();
   return n;
 }
 
@@ -100,6 +102,7 @@ std::vector<std::string> dispatch_candidates(pqxx::transaction_base& tx,
       " WHERE n.node_state = 'READY' AND n.action_type NOT LIKE 'manual\\_%'"
       "   AND r.request_state IN ('APPROVED', 'EXECUTING') AND r.network_class = $1"
       "   AND NOT r.dispatch_paused AND n.id <> ALL($2::uuid[])"
+      "   AND (n.retry_at IS NULL OR n.retry_at <= clock_timestamp())"
       " ORDER BY n.request_created_at, n.position LIMIT $3"};
   auto r = exec(tx, q, network_class, text_array(exclude), limit);
   std::vector<std::string> ids;
@@ -118,8 +121,23 @@ std::optional<claimed_node> claim_for_dispatch(pqxx::transaction_base& tx, const
           " WHERE n.id = $1 AND n.node_state = 'READY' AND n.action_type NOT LIKE 'manual\\_%'"
           "   AND r.request_state IN ('APPROVED', 'EXECUTING') AND r.network_class = $2"
           "   AND NOT r.dispatch_paused"
+          "   AND (n.retry_at IS NULL OR n.retry_at <= clock_timestamp())"
           " FOR UPDATE OF n, r SKIP LOCKED"};
   return claim_one(tx, q, id, network_class, scope);
+}
+
+void defer_after_prepare_error(pqxx::transaction_base& tx, const claimed_node& n,
+                               const std::string& error_code, const std::string& error_detail,
+                               double retry_in_seconds) {
+  // Still READY: no state change, no event. The claim's own row lock makes
+  // the write safe; the state check keeps it from touching a moved node.
+  static const statement q{"mg_defer_prepare_error",
+                           "UPDATE movement_request_nodes SET prepare_errors = prepare_errors + 1,"
+                           " retry_at = clock_timestamp() + make_interval(secs => $2::float8),"
+                           " error_code = $3, error_detail = $4, updated_at = clock_timestamp()"
+                           " WHERE id = $1 AND node_state = 'READY'"};
+  exec(tx, q, n.id, retry_in_seconds, domain::storable_text(error_code, 128),
+       domain::storable_text(error_detail));
 }
 
 std::vector<std::string> observe_candidates(pqxx::transaction_base& tx,
@@ -180,7 +198,9 @@ constexpr const char* recovery_candidates =
     " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
     " WHERE r.request_state = 'EXECUTING' AND r.network_class = $1"
     " AND ((n.node_state = 'UNKNOWN'"
-    "       AND n.error_code IS DISTINCT FROM 'OBSERVATION_TIMEOUT'"
+    // Settled at once (domain::settles_at_once): an operator must look first.
+    "       AND (n.error_code IS NULL"
+    "            OR n.error_code NOT IN ('OBSERVATION_TIMEOUT', 'PROVIDER_PROTOCOL_ERROR'))"
     "       AND n.unknown_since > clock_timestamp() - make_interval(secs => $2))"
     "   OR (n.node_state = 'SUBMITTING'"
     "       AND n.claimed_at <= clock_timestamp() - make_interval(secs => $3)))";
@@ -269,12 +289,20 @@ pqxx::result run_update(const claimed_node& n, const node_update& u, Run&& run) 
   const char* token = u.token == claim_token_change::keep     ? "keep"
                       : u.token == claim_token_change::rotate ? "rotate"
                                                               : "clear";
+  // Provider text is stored only as text the columns take: a stray byte in
+  // an error message must not abort the transaction (and with it a pass).
+  auto provider_state = u.provider_state
+                            ? std::optional<std::string>(domain::storable_text(*u.provider_state))
+                            : std::nullopt;
+  auto provider_ref_id = u.provider_ref_id ? domain::storable_text(*u.provider_ref_id, 1024) : "";
+  auto error_code = domain::storable_text(u.error_code, 128);
+  auto error_detail = domain::storable_text(u.error_detail);
   return run(update_node, n.id, n.attempt_no, null_if_empty(n.claim_token),
              std::string(domain::to_string(u.next_state)),
-             u.provider_state ? u.provider_state->c_str() : nullptr,
+             provider_state ? provider_state->c_str() : nullptr,
              u.provider_refs ? u.provider_refs->c_str() : nullptr,
-             u.provider_ref_id ? null_if_empty(*u.provider_ref_id) : nullptr,
-             null_if_empty(u.error_code), null_if_empty(u.error_detail),
+             u.provider_ref_id ? null_if_empty(provider_ref_id) : nullptr,
+             null_if_empty(error_code), null_if_empty(error_detail),
              u.next_observe_in_seconds ? std::to_string(*u.next_observe_in_seconds).c_str()
                                        : nullptr,
              u.observed, token);

@@ -37,6 +37,7 @@ struct claimed_node {
   std::string compiled_plan_hash;
   std::string intent;
   std::string input_params;
+  int prepare_errors = 0; // preflight/prepare exceptions in a row
 };
 
 /// A node with its request fields, read without any lock (tests, inspection).
@@ -44,8 +45,9 @@ std::optional<claimed_node> load_node(pqxx::transaction_base& tx, const std::str
 
 // --- dispatcher ----------------------------------------------------------
 /// Unlocked FIFO snapshot of READY, non-manual nodes of claimable requests
-/// (APPROVED/EXECUTING, this network class, dispatch not paused), skipping
-/// `exclude` (ids already tried in this pass).
+/// (APPROVED/EXECUTING, this network class, dispatch not paused) that are
+/// not waiting out a retry (retry_at), skipping `exclude` (ids already
+/// tried in this pass).
 std::vector<std::string> dispatch_candidates(pqxx::transaction_base& tx,
                                              const std::string& network_class,
                                              const std::vector<std::string>& exclude, int limit);
@@ -69,6 +71,13 @@ enum class claim_scope {
 std::optional<claimed_node> claim_for_dispatch(pqxx::transaction_base& tx, const std::string& id,
                                                const std::string& network_class,
                                                claim_scope scope = claim_scope::savepoint);
+
+/// SPEC §1 "preflight/prepare errors": the claimed node stays READY, one
+/// more error in a row is counted and recorded (error_code, error_detail),
+/// and no claim takes it again for `retry_in_seconds`. Writes no event.
+void defer_after_prepare_error(pqxx::transaction_base& tx, const claimed_node& n,
+                               const std::string& error_code, const std::string& error_detail,
+                               double retry_in_seconds);
 
 // --- observer ------------------------------------------------------------
 /// Unlocked snapshot of due SUBMITTED/OBSERVING nodes of EXECUTING requests.

@@ -130,7 +130,8 @@ int restart_escalation(pqxx::transaction_base& tx, const std::string& id) {
   static const statement q{
       "mg_operator_restart_escalation",
       "UPDATE movement_request_nodes SET unknown_since = clock_timestamp(),"
-      " error_code = CASE WHEN error_code = 'OBSERVATION_TIMEOUT' THEN 'RECOVERY_PENDING'"
+      " error_code = CASE WHEN error_code IN ('OBSERVATION_TIMEOUT', 'PROVIDER_PROTOCOL_ERROR')"
+      "   THEN 'RECOVERY_PENDING'"
       "   ELSE error_code END,"
       " updated_at = clock_timestamp()"
       " WHERE request_id = $1 AND node_state = 'UNKNOWN'"};
@@ -156,7 +157,7 @@ void ready_failed_node(pqxx::transaction_base& tx, const std::string& request_id
       "mg_operator_ready_failed",
       "UPDATE movement_request_nodes SET node_state = 'READY', error_code = NULL,"
       " error_detail = NULL, claim_token = NULL, unknown_since = NULL, next_observe_at = NULL,"
-      " updated_at = clock_timestamp()"
+      " prepare_errors = 0, retry_at = NULL, updated_at = clock_timestamp()"
       " WHERE request_id = $1 AND node_key = $2 AND node_state = 'FAILED'"};
   exec(tx, q, request_id, node_key);
   events.node_changed(request_state, node_key, "READY", "{\"retried\":true}");

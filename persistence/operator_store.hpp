@@ -65,8 +65,8 @@ void reopen_request(pqxx::transaction_base& tx, const std::string& id,
                     const std::string& current_state, event_batch& events);
 
 /// UNKNOWN nodes get a fresh escalation window (unknown_since = now); an
-/// OBSERVATION_TIMEOUT code (settled at once) is cleared so recovery may
-/// act again. Returns how many nodes were touched.
+/// OBSERVATION_TIMEOUT or PROVIDER_PROTOCOL_ERROR code (settled at once) is
+/// cleared so recovery may act again. Returns how many nodes were touched.
 int restart_escalation(pqxx::transaction_base& tx, const std::string& id);
 
 // --- nodes -------------------------------------------------------------------

@@ -434,8 +434,7 @@ reply movement_service::retry(const caller& who, const std::string& id, const js
         return refuse(conflict("recover could not resolve the node's attempt; it stays UNKNOWN"));
       db::reopen_request(tx, id, row->request_state, events);
       n->request_state = "EXECUTING";
-      db::add_artifact(tx, n->id, n->attempt_no, "recover_proof",
-                       workers::recover_proof_json(rr.outcome, u.next_state));
+      workers::add_recover_artifacts(events, *n, rr, u.next_state);
       db::apply_node_update(tx, *n, u, events);
       detail += ",\"recover\":" + json::quote(workers::recover_outcome_name(rr.outcome)) +
                 ",\"to\":" + json::quote(domain::to_string(u.next_state));

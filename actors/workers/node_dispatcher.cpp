@@ -4,9 +4,13 @@
 #include <chrono>
 #include <thread>
 
+#include "actors/workers/cctp_caller_check.hpp"
+#include "actors/workers/step_proof.hpp"
 #include "config/log.hpp"
+#include "domain/cctp_caller.hpp"
 #include "domain/evm_transfer_plan.hpp"
 #include "domain/json.hpp"
+#include "domain/provider_answer.hpp"
 #include "domain/signing_policy.hpp"
 #include "domain/timing.hpp"
 #include "persistence/context_loader.hpp"
@@ -90,14 +94,106 @@ void release_prepared(domain::executor& executor, const domain::execution_contex
   }
 }
 
-/// The claim transaction: everything up to the SUBMITTING commit. Returns
-/// nullopt when the node settled without a submit.
-std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, const engine& e,
-                                         db::event_batch& events, pass_result& out) {
+/// How one provider step before SUBMITTING ended.
+enum class pre_submit {
+  go_on,    // next step
+  settled,  // the node left READY (FAILED, or what preflight decided)
+  deferred, // the node stays READY, to be claimed again after its retry delay
+};
+
+/// SPEC §1 "preflight/prepare errors": an executor exception is a failed
+/// call, not an answer — the node stays READY and is tried again after a
+/// delay doubling from 1 s to 60 s, so no pass spins on it; the
+/// MG_NODE_MAX_PREPARE_ERRORS'th in a row fails it with that error.
+pre_submit on_prepare_error(pqxx::work& tx, const db::claimed_node& n, const std::string& code,
+                            const std::string& detail, const engine& e, db::event_batch& events,
+                            pass_result& out) {
+  const int errors = n.prepare_errors + 1;
+  if (errors >= e.settings.node_max_prepare_errors) {
+    settle_in_claim(tx, n, node_state::failed, code, detail, events, out);
+    return pre_submit::settled;
+  }
+  const double delay = domain::prepare_retry_delay(errors);
+  db::defer_after_prepare_error(tx, n, code, detail, delay);
+  log::warn("executor call failed before submit; node stays READY", {{"node_id", n.id},
+                                                                     {"node_key", n.node_key},
+                                                                     {"error_code", code},
+                                                                     {"detail", detail},
+                                                                     {"errors_in_a_row", errors},
+                                                                     {"retry_in_seconds", delay}});
+  return pre_submit::deferred;
+}
+
+/// A provider answered something the protocol does not allow before
+/// anything went out: the node FAILS with PROVIDER_PROTOCOL_ERROR (SPEC §4).
+pre_submit on_protocol_error(pqxx::work& tx, const db::claimed_node& n, const std::string& detail,
+                             db::event_batch& events, pass_result& out) {
+  settle_in_claim(tx, n, node_state::failed, domain::provider_protocol_error_code, detail, events,
+                  out);
+  return pre_submit::settled;
+}
+
+/// The CCTP burn caller-alignment check, then executor.preflight.
+pre_submit run_preflight(pqxx::work& tx, const db::claimed_node& n, const db::stored_plan& stored,
+                         ready_to_submit& r, const engine& e, db::event_batch& events,
+                         pass_result& out) {
+  std::optional<domain::step_result> verdict;
+  try {
+    // Reference: the burn check comes first and fails like a preflight.
+    if (auto why = cctp_burn_caller_problem(tx, n, stored.plan, r.ctx.node_config, e.providers)) {
+      settle_in_claim(tx, n, node_state::failed, domain::cctp_caller_mismatch_code, *why, events,
+                      out);
+      return pre_submit::settled;
+    }
+    verdict = r.executor->preflight(r.ctx);
+  } catch (const pqxx::failure&) {
+    throw; // the database, not the provider: the pass fails as it would anyway
+  } catch (const domain::provider_protocol_error& ex) {
+    return on_protocol_error(tx, n, ex.what(), events, out);
+  } catch (const std::exception& ex) {
+    return on_prepare_error(tx, n, "PREFLIGHT_ERROR", ex.what(), e, events, out);
+  }
+  if (!verdict)
+    return pre_submit::go_on;
+  if (auto problem = domain::answer_problem(domain::executor_step::preflight, *verdict);
+      !problem.empty())
+    return on_protocol_error(tx, n, problem, events, out);
+  settle_in_claim(tx, n, verdict->next_state.value_or(node_state::failed), verdict->error_code,
+                  verdict->error_detail, events, out);
+  return pre_submit::settled;
+}
+
+pre_submit run_prepare(pqxx::work& tx, const db::claimed_node& n, ready_to_submit& r,
+                       const engine& e, db::event_batch& events, pass_result& out) {
+  try {
+    auto action = r.executor->prepare(r.ctx);
+    if (!action) {
+      settle_in_claim(tx, n, node_state::failed, "PREPARE_EMPTY", "executor prepared no action",
+                      events, out);
+      return pre_submit::settled;
+    }
+    r.action = std::move(*action);
+    return pre_submit::go_on;
+  } catch (const domain::provider_protocol_error& ex) {
+    return on_protocol_error(tx, n, ex.what(), events, out);
+  } catch (const std::exception& ex) {
+    return on_prepare_error(tx, n, "PREPARE_ERROR", ex.what(), e, events, out);
+  }
+}
+
+/// How a claim transaction ended.
+struct claim_end {
+  std::optional<ready_to_submit> submit; // SUBMITTING committed: submit this
+  bool deferred = false;                 // still READY, waiting out its retry delay
+};
+
+/// The claim transaction: everything up to the SUBMITTING commit.
+claim_end run_claim(pqxx::work& tx, db::claimed_node n, const engine& e, db::event_batch& events,
+                    pass_result& out) {
   mark_executing(tx, n, events);
   auto fail = [&](const std::string& code, const std::string& detail) {
     settle_in_claim(tx, n, node_state::failed, code, detail, events, out);
-    return std::nullopt;
+    return claim_end{};
   };
   if (n.attempt_no >= e.settings.node_max_attempts)
     return fail("MAX_ATTEMPTS", "attempt " + std::to_string(n.attempt_no + 1) + " would exceed " +
@@ -114,23 +210,11 @@ std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, con
 
   n.node_state = "PREPARING"; // lives only inside this transaction
   ready_to_submit r{n, std::move(built.ctx), {}, std::nullopt, executor};
-  try {
-    if (auto verdict = executor->preflight(r.ctx)) {
-      auto next = verdict->next_state.value_or(node_state::failed);
-      settle_in_claim(tx, n, next, verdict->error_code, verdict->error_detail, events, out);
-      return std::nullopt;
-    }
-  } catch (const std::exception& ex) {
-    return fail("PREFLIGHT_ERROR", ex.what());
-  }
-  try {
-    auto action = executor->prepare(r.ctx);
-    if (!action)
-      return fail("PREPARE_EMPTY", "executor prepared no action");
-    r.action = std::move(*action);
-  } catch (const std::exception& ex) {
-    return fail("PREPARE_ERROR", ex.what());
-  }
+  auto how = run_preflight(tx, n, *stored, r, e, events, out);
+  if (how == pre_submit::go_on)
+    how = run_prepare(tx, n, r, e, events, out);
+  if (how != pre_submit::go_on)
+    return claim_end{std::nullopt, how == pre_submit::deferred};
   // From here a refusal also gives back what prepare reserved.
   auto abandon = [&](const std::string& code, const std::string& detail) {
     release_prepared(*executor, r.ctx, r.action);
@@ -155,6 +239,8 @@ std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, con
     try {
       r.signature =
           signer->sign(domain::build_sign_request(r.ctx, r.action, policy.allowed_payload_hash));
+    } catch (const domain::provider_protocol_error& ex) {
+      return abandon(domain::provider_protocol_error_code, ex.what());
     } catch (const std::exception& ex) {
       return abandon("SIGNING_FAILED", ex.what());
     }
@@ -166,6 +252,7 @@ std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, con
       " claim_token = gen_random_uuid(), idempotency_key = $3, started_at = clock_timestamp(),"
       " claimed_by = $4, claimed_at = clock_timestamp(), ever_submitted = true,"
       " error_code = NULL, error_detail = NULL, next_observe_at = NULL,"
+      " prepare_errors = 0, retry_at = NULL,"
       " updated_at = clock_timestamp() WHERE id = $1 AND node_state = 'READY'"
       " RETURNING claim_token::text"};
   events.node_changed(n.request_state, n.node_key, "SUBMITTING");
@@ -182,15 +269,20 @@ std::optional<ready_to_submit> run_claim(pqxx::work& tx, db::claimed_node n, con
   r.node.attempt_no = attempt;
   r.node.claim_token = row[0].c_str();
   r.node.idempotency_key = r.ctx.idempotency_key;
-  return r;
+  return claim_end{std::move(r)};
 }
 
+/// executor.submit, its answer checked (SPEC §4): one it may not give
+/// leaves the node UNKNOWN with PROVIDER_PROTOCOL_ERROR, settled at once.
 domain::step_result call_submit(const ready_to_submit& r) {
+  using domain::executor_step;
   try {
     auto result = r.executor->submit(r.ctx, r.action, r.signature ? &*r.signature : nullptr);
-    if (!result.next_state || *result.next_state == node_state::ready)
-      result.next_state = node_state::unknown;
-    return result;
+    if (!result.next_state)
+      result.next_state = node_state::unknown; // no answer is "we do not know"
+    return domain::checked_answer(executor_step::submit, std::move(result));
+  } catch (const domain::provider_protocol_error& ex) {
+    return domain::protocol_violation(executor_step::submit, {}, ex.what());
   } catch (const std::exception& ex) {
     // We asked and do not know the answer: recovery finds out.
     domain::step_result unknown;
@@ -199,14 +291,6 @@ domain::step_result call_submit(const ready_to_submit& r) {
     unknown.error_detail = ex.what();
     return unknown;
   }
-}
-
-std::string step_result_json(const domain::step_result& s) {
-  return "{\"next_state\":" + json::quote(s.next_state ? domain::to_string(*s.next_state) : "") +
-         ",\"provider_state\":" + json::quote(s.provider_state) +
-         ",\"provider_ref_id\":" + json::quote(s.provider_ref_id) +
-         ",\"provider_refs\":" + (s.provider_refs.empty() ? "{}" : s.provider_refs) +
-         ",\"error_code\":" + json::quote(s.error_code) + "}";
 }
 
 void commit_submit_result(pqxx::connection& c, const ready_to_submit& r,
@@ -218,7 +302,7 @@ void commit_submit_result(pqxx::connection& c, const ready_to_submit& r,
   db::take_provider_result(u, s);
   if (u.next_state == node_state::submitted || u.next_state == node_state::observing)
     u.next_observe_in_seconds = domain::observe_delay(r.node.action_type, s.retry_after_seconds);
-  events.add_artifact({r.node.id, r.node.attempt_no, "submit_proof", step_result_json(s), ""});
+  events.add_artifact({r.node.id, r.node.attempt_no, "submit_proof", step_proof_json(s), ""});
   events.add_generated_artifacts(r.node.id, r.node.attempt_no, s.generated_artifacts);
   auto fx = db::apply_node_update_and_flush(tx, r.node, u, events);
   tx.commit();
@@ -269,7 +353,8 @@ void commit_with_retry(db::connection_slot& conn, const ready_to_submit& r,
 std::optional<ready_to_submit> claim_and_prepare(db::connection_slot& conn, const engine& e,
                                                  int lane, pass_result& out) {
   const auto& network_class = e.settings.network_class;
-  std::vector<std::string> tried;
+  std::vector<std::string> tried; // missed or deferred in this pass
+  size_t deferred = 0;
   for (;;) {
     std::vector<std::string> ids;
     {
@@ -293,15 +378,21 @@ std::optional<ready_to_submit> claim_and_prepare(db::connection_slot& conn, cons
       }
       out.processed = 1;
       db::event_batch events(claimed->request_id, e.settings.callback_max_attempts);
-      auto submit = run_claim(tx, *claimed, e, events, out);
+      auto end = run_claim(tx, *claimed, e, events, out);
       events.flush(tx);
       tx.commit();
-      return submit;
+      if (end.deferred) {
+        // Nothing was done for it: the nodes behind it are not held up.
+        tried.push_back(id);
+        ++deferred;
+        continue;
+      }
+      return std::move(end.submit);
     }
     if (static_cast<int>(listed) < candidate_window) {
       // Work exists but its rows are busy (observer or reconcile hold the
       // request): look again shortly instead of after a full interval.
-      if (!tried.empty())
+      if (tried.size() > deferred)
         out.busy = true;
       return std::nullopt;
     }

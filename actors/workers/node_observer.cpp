@@ -3,8 +3,10 @@
 #include <exception>
 #include <thread>
 
+#include "actors/workers/step_proof.hpp"
 #include "config/log.hpp"
 #include "domain/json.hpp"
+#include "domain/provider_answer.hpp"
 #include "domain/timing.hpp"
 #include "persistence/context_loader.hpp"
 #include "persistence/node_store.hpp"
@@ -45,11 +47,27 @@ db::node_update update_from(const db::claimed_node& n, const domain::step_result
   return u;
 }
 
-std::string proof_json(const domain::step_result& r) {
-  return "{\"next_state\":" + json::quote(r.next_state ? domain::to_string(*r.next_state) : "") +
-         ",\"provider_state\":" + json::quote(r.provider_state) +
-         ",\"provider_refs\":" + (r.provider_refs.empty() ? "{}" : r.provider_refs) +
-         ",\"error_code\":" + json::quote(r.error_code) + "}";
+/// executor.observe, its answer checked (SPEC §4): a failed call keeps the
+/// state (asked again after the usual interval); an answer observe may not
+/// give — READY, SKIPPED, anything unknown, a malformed document — leaves
+/// the node UNKNOWN with PROVIDER_PROTOCOL_ERROR, settled at once.
+domain::step_result call_observe(const db::claimed_node& n, const domain::execution_context& ctx,
+                                 const engine& e) {
+  using domain::executor_step;
+  auto* executor = e.providers.find_executor(n.executor_key);
+  try {
+    if (!executor)
+      throw domain::executor_error("no executor '" + n.executor_key + "'");
+    return domain::checked_answer(executor_step::observe, executor->observe(ctx));
+  } catch (const domain::provider_protocol_error& ex) {
+    log::warn("observe answer refused", {{"node_id", n.id}, {"detail", ex.what()}});
+    return domain::protocol_violation(executor_step::observe, {}, ex.what());
+  } catch (const std::exception& ex) {
+    log::warn("observe failed", {{"node_id", n.id}, {"detail", ex.what()}});
+    domain::step_result r;
+    r.error_detail = ex.what();
+    return r;
+  }
 }
 
 /// Observes one claimed node inside `tx` (the claim's transaction).
@@ -64,22 +82,9 @@ void observe_claimed(pqxx::work& tx, const db::claimed_node& n, const engine& e,
     u.error_detail = "observe_seconds exceeded";
   } else {
     auto built = db::build_context(tx, n, *stored, n.attempt_no);
-    auto* executor = e.providers.find_executor(n.executor_key);
-    domain::step_result r;
-    try {
-      if (!executor)
-        throw domain::executor_error("no executor '" + n.executor_key + "'");
-      r = executor->observe(built.ctx);
-    } catch (const std::exception& ex) {
-      // Could not ask: keep the state, ask again after the usual interval.
-      r = {};
-      r.error_detail = ex.what();
-      log::warn("observe failed", {{"node_id", n.id}, {"detail", ex.what()}});
-    }
-    if (r.next_state == node_state::ready || r.next_state == node_state::blocked)
-      r.next_state = node_state::unknown;
+    auto r = call_observe(n, built.ctx, e);
     u = update_from(n, r);
-    events.add_artifact({n.id, n.attempt_no, "observe_proof", proof_json(r), ""});
+    events.add_artifact({n.id, n.attempt_no, "observe_proof", step_proof_json(r), ""});
     events.add_generated_artifacts(n.id, n.attempt_no, r.generated_artifacts);
   }
   auto fx = db::apply_node_update_and_flush(tx, n, u, events);

@@ -27,8 +27,7 @@ pass_result recovery_pass(db::connection_slot& conn, const engine& e, recovery_c
     auto rr = call_recover(n, built.ctx, e.providers);
     db::event_batch events(n.request_id, e.settings.callback_max_attempts);
     auto u = recover_update(n, rr);
-    db::add_artifact(tx, n.id, n.attempt_no, "recover_proof",
-                     recover_proof_json(rr.outcome, u.next_state));
+    add_recover_artifacts(events, n, rr, u.next_state);
     auto fx = db::apply_node_update(tx, n, u, events);
     events.flush(tx);
     if (fx.needs_reconcile)

@@ -8,7 +8,9 @@
 namespace mg::workers {
 
 /// Asks the node's executor to recover the attempt in `ctx`. A missing
-/// executor or a failed call counts as still unknown.
+/// executor or a failed call counts as still unknown; an answer recover may
+/// not give (found READY or SKIPPED, a malformed document, …) becomes a
+/// PROVIDER_PROTOCOL_ERROR result that recover_update settles UNKNOWN.
 domain::recover_result call_recover(const db::claimed_node& n, const domain::execution_context& ctx,
                                     const domain::provider_registry& providers);
 
@@ -19,7 +21,9 @@ db::node_update recover_update(const db::claimed_node& n, const domain::recover_
 
 const char* recover_outcome_name(domain::recover_outcome o);
 
-/// The recover_proof artifact payload for an answer and the state it led to.
-std::string recover_proof_json(domain::recover_outcome o, domain::node_state next);
+/// Queues the recover_proof artifact (the answer and the state it led to)
+/// and the answer's generated artifacts on `events` (reference: both saved).
+void add_recover_artifacts(db::event_batch& events, const db::claimed_node& n,
+                           const domain::recover_result& rr, domain::node_state led_to);
 
 } // namespace mg::workers
