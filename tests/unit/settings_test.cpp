@@ -227,6 +227,7 @@ BOOST_AUTO_TEST_CASE(defaults_match_reference) {
   BOOST_TEST(s.http_addr == "127.0.0.1:8080");
   BOOST_TEST(s.admin_addr == "127.0.0.1:8081");
   BOOST_TEST(s.admin_token == "");
+  BOOST_TEST(s.http_request_timeout_seconds == 10);
   BOOST_TEST(s.api_keys_file == "");
   BOOST_TEST(s.callback_secret == "");
   BOOST_TEST(s.callback_allow_private == false);
@@ -366,7 +367,7 @@ BOOST_AUTO_TEST_CASE(looks_up_only_described_names) {
   std::set<std::string> printed;
   for (const auto& kv : described(load_settings(env_of({}))))
     printed.insert(kv.first);
-  BOOST_TEST(asked.size() == 79u);
+  BOOST_TEST(asked.size() == 80u);
   BOOST_CHECK(asked == printed);
   for (const auto& n : asked)
     BOOST_CHECK_MESSAGE(starts_with(n, "MG_"), n);
@@ -546,6 +547,7 @@ BOOST_AUTO_TEST_CASE(secrets_never_in_messages) {
       {{"MG_NETWORK_CLASS", "prod"}},
       {{"MG_LOG_LEVEL", "loud"}},
       {{"MG_HTTP_ADDR", "nowhere"}},
+      {{"MG_HTTP_REQUEST_TIMEOUT_SECONDS", "0"}},
       {{"MG_RUNTIME_NODE", ""}},
       {{"MG_EXECUTOR_TIMEOUT_SECONDS", "500"}},
       {{"MG_CLUSTER_LEASE_SECONDS", "1"}},
@@ -588,9 +590,9 @@ BOOST_AUTO_TEST_CASE(describe_one_line_per_setting) {
   std::size_t newlines = 0;
   for (char c : text)
     newlines += c == '\n';
-  BOOST_TEST(newlines == 79u);
+  BOOST_TEST(newlines == 80u);
   auto lines = described(s);
-  BOOST_TEST(lines.size() == 79u);
+  BOOST_TEST(lines.size() == 80u);
   BOOST_TEST(lines["MG_NETWORK_CLASS"] == "devnet");
   BOOST_TEST(lines["MG_RUNTIME_NODE"] == hostname_pid());
   BOOST_TEST(lines["MG_NODE_DISPATCH_INTERVAL_SECONDS"] == "2");
@@ -602,7 +604,7 @@ BOOST_AUTO_TEST_CASE(describe_one_line_per_setting) {
   BOOST_TEST(lines["MG_CEX_TRANSFER_INGEST_VENUES_CSV"] == "");
   // A free-text value with a newline stays on its line.
   const auto odd = load_settings(env_of({{"MG_API_KEYS_FILE", "/tmp/a\nMG_ADMIN_TOKEN=x"}}));
-  BOOST_TEST(described(odd).size() == 79u);
+  BOOST_TEST(described(odd).size() == 80u);
 }
 
 BOOST_AUTO_TEST_CASE(describe_round_trips) {
