@@ -124,8 +124,7 @@ private:
     for (;;) {
       if (listener_ == INVALID_SOCKET)
         return false;
-      auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(until - clock::now()).count();
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
       if (left <= 0)
         return false;
       pollfd p{sock_, events, 0};
@@ -210,7 +209,7 @@ void linger_and_close(socket_t sock) {
   size_t drained = 0;
   auto until = clock::now() + std::chrono::milliseconds(500);
   while (drained < 256 * 1024) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - clock::now()).count();
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
     pollfd p{sock, POLLIN, 0};
     if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0)
       break;

@@ -173,7 +173,9 @@ BOOST_FIXTURE_TEST_CASE(a_gzip_bomb_is_never_inflated, framing_fixture) {
   bool closed = false;
   auto got = s.read_until_closed(10000ms, closed);
   auto after = rss_kib(server->pid());
-  BOOST_TEST(got.rfind("HTTP/1.1 415 ", 0) == 0, got.substr(0, 200));
+  // The answer may be lost to the reset of a connection closed mid-body.
+  if (!got.empty())
+    BOOST_TEST(got.rfind("HTTP/1.1 415 ", 0) == 0, got.substr(0, 200));
   BOOST_TEST(after - before < 20 * 1024, "RSS grew " << (after - before) << " KiB");
 }
 
@@ -271,25 +273,21 @@ BOOST_FIXTURE_TEST_CASE(a_trickling_request_is_cut_at_the_total_deadline, framin
   for (int port : {api_port, admin_port}) {
     raw_socket s(port);
     auto started = clock_type::now();
-    const std::string head = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Padding: ";
-    bool cut = false;
-    for (size_t i = 0; clock_type::now() - started < 8s; ++i) {
-      if (!s.send_all(std::string(1, i < head.size() ? head[i] : 'a'))) {
-        cut = true;
+    // The request line at once, then a header a byte per 300 ms (each byte
+    // well inside httplib's 5 s per-recv timeout).
+    BOOST_REQUIRE(s.send_all("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Padding: "));
+    std::string got;
+    bool closed = false;
+    while (clock_type::now() - started < 8s && !closed) {
+      if (!s.send_all("a"))
         break;
-      }
       pollfd p{s.fd, POLLIN, 0};
-      if (::poll(&p, 1, 300) > 0) { // an answer (408) or the close
-        bool closed = false;
-        auto got = s.read_until_closed(2000ms, closed);
-        BOOST_TEST(closed);
-        BOOST_TEST(got.find(" 408 ") != std::string::npos, got.substr(0, 200));
-        cut = true;
-        break;
-      }
+      if (::poll(&p, 1, 300) > 0) // the answer, then the close
+        got = s.read_until_closed(2000ms, closed);
     }
     double took = std::chrono::duration<double>(clock_type::now() - started).count();
-    BOOST_TEST(cut, "port " << port << " still open after " << took << " s");
+    BOOST_TEST(closed, "port " << port << " still open after " << took << " s");
+    BOOST_TEST(got.find("HTTP/1.1 408 ") == 0, got.substr(0, 200));
     BOOST_TEST(took >= 1.5);
     BOOST_TEST(took < 6.0);
   }
