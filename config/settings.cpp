@@ -150,6 +150,7 @@ const std::vector<field>& fields() {
       // front doors and cluster
       {"MG_HTTP_ADDR", &settings::http_addr, rule::address},
       {"MG_ADMIN_ADDR", &settings::admin_addr, rule::address},
+      {"MG_HTTP_REQUEST_TIMEOUT_SECONDS", &settings::http_request_timeout_seconds, rule::positive},
       {"MG_ADMIN_TOKEN", &settings::admin_token, rule::secret},
       {"MG_API_KEYS_FILE", &settings::api_keys_file, rule::any},
       {"MG_CALLBACK_SECRET", &settings::callback_secret, rule::secret},

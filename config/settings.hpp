@@ -107,6 +107,7 @@ struct settings {
   // --- front doors and cluster (SPEC §5, §7, §8) ------------------------------
   std::string http_addr = "127.0.0.1:8080";    // MG_HTTP_ADDR (host:port)
   std::string admin_addr = "127.0.0.1:8081";   // MG_ADMIN_ADDR (host:port)
+  double http_request_timeout_seconds = 10;    // MG_HTTP_REQUEST_TIMEOUT_SECONDS (headers + body)
   std::string admin_token;                     // MG_ADMIN_TOKEN (secret)
   std::string api_keys_file;                   // MG_API_KEYS_FILE
   std::string callback_secret;                 // MG_CALLBACK_SECRET (secret)

@@ -78,66 +78,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-bool private_v4(const in_addr& a) {
-  uint32_t ip = ntohl(a.s_addr);
-  auto in = [&](uint32_t net, int bits) {
-    uint32_t mask = bits == 0 ? 0 : 0xffffffffu << (32 - bits);
-    return (ip & mask) == net;
-  };
-  return in(0x00000000, 8)      // "this network", 0.0.0.0
-         || in(0x0a000000, 8)   // 10/8
-         || in(0x7f000000, 8)   // loopback
-         || in(0xa9fe0000, 16)  // link-local
-         || in(0xac100000, 12)  // 172.16/12
-         || in(0xc0a80000, 16)  // 192.168/16
-         || in(0x64400000, 10); // shared address space (carrier NAT), 100.64/10
-}
-
-bool private_v6(const in6_addr& a) {
-  const unsigned char* b = a.s6_addr;
-  static const unsigned char zero[16] = {};
-  bool unspecified = std::memcmp(b, zero, 16) == 0;
-  bool loopback = std::memcmp(b, zero, 15) == 0 && b[15] == 1;
-  bool link_local = b[0] == 0xfe && (b[1] & 0xc0) == 0x80; // fe80::/10
-  bool unique_local = (b[0] & 0xfe) == 0xfc;               // fc00::/7
-  bool site_local = b[0] == 0xfe && (b[1] & 0xc0) == 0xc0; // fec0::/10 (deprecated)
-  bool v4_mapped = std::memcmp(b, zero, 10) == 0 && b[10] == 0xff && b[11] == 0xff;
-  if (v4_mapped) {
-    in_addr v4;
-    std::memcpy(&v4.s_addr, b + 12, 4);
-    return private_v4(v4);
-  }
-  return unspecified || loopback || link_local || unique_local || site_local;
-}
-
-/// The host of an absolute http(s) URL's authority ("" when there is none);
-/// brackets of an IPv6 literal removed.
-std::optional<std::string> url_host(std::string_view rest) {
-  auto end = rest.find_first_of("/?#");
-  auto authority = rest.substr(0, end);
-  auto at = authority.rfind('@');
-  if (at != std::string_view::npos)
-    authority = authority.substr(at + 1);
-  if (!authority.empty() && authority.front() == '[') {
-    auto close = authority.find(']');
-    if (close == std::string_view::npos)
-      return std::nullopt;
-    auto after = authority.substr(close + 1);
-    if (!after.empty() && after.front() != ':')
-      return std::nullopt;
-    return std::string(authority.substr(1, close - 1));
-  }
-  auto colon = authority.find(':');
-  auto host = authority.substr(0, colon);
-  if (colon != std::string_view::npos) {
-    auto port = authority.substr(colon + 1);
-    if (!std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-        port.size() > 5)
-      return std::nullopt;
-  }
-  return std::string(host);
-}
-
 bool is_hex(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
@@ -200,37 +140,6 @@ bool is_idempotency_key(std::string_view s) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == ':' ||
            c == '-';
   });
-}
-
-std::string callback_url_problem(std::string_view url, bool allow_private) {
-  auto sep = url.find("://");
-  if (sep == std::string_view::npos)
-    return "must be an absolute http or https URL";
-  auto scheme = lower(url.substr(0, sep));
-  if (scheme != "http" && scheme != "https")
-    return "scheme must be http or https";
-  if (std::any_of(url.begin(), url.end(),
-                  [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f; }))
-    return "must not contain spaces or control characters";
-  auto host = url_host(url.substr(sep + 3));
-  if (!host || host->empty())
-    return "must name a host";
-  if (allow_private)
-    return "";
-  auto name = lower(*host);
-  while (!name.empty() && name.back() == '.')
-    name.pop_back();
-  if (name == "localhost" || (name.size() > 10 && name.substr(name.size() - 10) == ".localhost"))
-    return "host is local (set MG_CALLBACK_ALLOW_PRIVATE=true to allow)";
-  in6_addr v6;
-  if (inet_pton(AF_INET6, name.c_str(), &v6) == 1)
-    return private_v6(v6) ? "host is a private, loopback or link-local address" : "";
-  // inet_aton also reads the shorthand forms ("127.1", "0x7f000001") that
-  // HTTP clients resolve without DNS.
-  in_addr v4;
-  if (inet_aton(name.c_str(), &v4) == 1 && private_v4(v4))
-    return "host is a private, loopback or link-local address";
-  return "";
 }
 
 bool is_uuid(std::string_view s) {

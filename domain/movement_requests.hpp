@@ -10,6 +10,7 @@
 
 #include "domain/api.hpp"
 #include "domain/json.hpp"
+#include "domain/url.hpp" // callback_url_problem
 
 namespace mg::domain {
 
@@ -72,12 +73,6 @@ int compare_decimals(std::string_view a, std::string_view b);
 
 /// 1–128 characters of [A-Za-z0-9._:-].
 bool is_idempotency_key(std::string_view s);
-
-/// Why `url` may not receive callbacks ("" when it may): http/https only,
-/// a host is required, and unless `allow_private` the host may not be
-/// "localhost" or a private, loopback, link-local or unspecified IP literal
-/// (no DNS lookups).
-std::string callback_url_problem(std::string_view url, bool allow_private);
 
 /// Canonical textual UUID (8-4-4-4-12 hex digits, any case).
 bool is_uuid(std::string_view s);

@@ -1,7 +1,5 @@
 #include "executors/json_http_client.hpp"
 
-#include <httplib.h>
-
 #include <stdexcept>
 
 namespace mg::executors {
@@ -17,26 +15,13 @@ std::string join_path(const std::string& prefix, const std::string& path) {
   return base + path;
 }
 
-httplib::Client make_client(const std::string& origin, double timeout) {
-  httplib::Client c(origin);
-  auto sec = static_cast<time_t>(timeout);
-  auto usec = static_cast<time_t>((timeout - static_cast<double>(sec)) * 1e6);
-  c.set_connection_timeout(sec, usec);
-  c.set_read_timeout(sec, usec);
-  c.set_write_timeout(sec, usec);
-  c.set_keep_alive(false);
-  c.set_follow_location(false);
-  return c;
-}
-
-httplib::Headers to_headers(const std::map<std::string, std::string>& h) {
-  return httplib::Headers(h.begin(), h.end());
-}
-
-http_reply reply_of(const httplib::Result& res, const std::string& origin) {
-  if (!res)
-    throw domain::executor_error(origin + ": " + httplib::to_string(res.error()));
-  return {res->status, res->body};
+/// One call through call_bounded: a transport failure, a timeout or an
+/// oversized answer throws, naming the origin and the failure only.
+http_reply send(executors::bounded_call call, const std::string& origin) {
+  auto answer = call_bounded(call);
+  if (answer.failed != bounded_answer::failure::none)
+    throw domain::executor_error(origin + ": " + answer.error);
+  return {answer.status, std::move(answer.body)};
 }
 
 } // namespace
@@ -51,18 +36,28 @@ json_http_client::json_http_client(const std::string& base_url, double timeout_s
     url_.target.resize(q);
 }
 
+bounded_call json_http_client::call(const std::string& method, const std::string& path,
+                                    const std::map<std::string, std::string>& headers) const {
+  bounded_call c;
+  c.method = method;
+  c.origin = url_.origin;
+  c.target = join_path(url_.target, path);
+  c.headers.assign(headers.begin(), headers.end());
+  c.timeout_seconds = timeout_seconds_;
+  c.max_answer_bytes = max_answer_bytes_;
+  return c;
+}
+
 http_reply json_http_client::get(const std::string& path,
                                  const std::map<std::string, std::string>& headers) const {
-  auto c = make_client(url_.origin, timeout_seconds_);
-  return reply_of(c.Get(join_path(url_.target, path).c_str(), to_headers(headers)), url_.origin);
+  return send(call("GET", path, headers), url_.origin);
 }
 
 http_reply json_http_client::post(const std::string& path, const std::string& json_body,
                                   const std::map<std::string, std::string>& headers) const {
-  auto c = make_client(url_.origin, timeout_seconds_);
-  return reply_of(c.Post(join_path(url_.target, path).c_str(), to_headers(headers), json_body,
-                         "application/json"),
-                  url_.origin);
+  auto c = call("POST", path, headers);
+  c.body = json_body;
+  return send(std::move(c), url_.origin);
 }
 
 } // namespace mg::executors

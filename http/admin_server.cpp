@@ -7,6 +7,7 @@
 #include "config/log.hpp"
 #include "domain/api.hpp"
 #include "domain/api_auth.hpp"
+#include "http/guarded_server.hpp"
 #include "http/server_common.hpp"
 
 namespace mg::http {
@@ -29,12 +30,13 @@ bool check(const std::function<bool()>& hook, const char* name) {
 
 struct admin_server::impl {
   impl(const config::settings& s, admin_hooks h, std::vector<admin_route> r)
-      : token(s.admin_token), hooks(std::move(h)), routes(std::move(r)) {}
+      : token(s.admin_token), hooks(std::move(h)), routes(std::move(r)),
+        server(listener_limits{64 * 1024, request_timeout(s), 128}) {}
 
   std::string token; // never logged
   admin_hooks hooks;
   std::vector<admin_route> routes;
-  httplib::Server server;
+  guarded_server server;
   std::thread thread;
 
   api::reply readyz() const;
@@ -130,10 +132,6 @@ void admin_server::impl::install_handlers() {
     else
       server.Get(r.pattern, handler);
   }
-  server.new_task_queue = [] {
-    return new httplib::ThreadPool(4);
-  };
-  server.set_payload_max_length(64 * 1024);
   install_error_handlers(server);
 }
 

@@ -8,6 +8,7 @@
 
 #include "config/log.hpp"
 #include "domain/utf8.hpp"
+#include "http/guarded_server.hpp"
 #include "http/metrics_route.hpp"
 #include "http/rate_limiter.hpp"
 #include "http/route_pattern.hpp"
@@ -43,6 +44,14 @@ long long unix_now() {
       .count();
 }
 
+listener_limits limits(const config::settings& s) {
+  listener_limits l;
+  l.max_body_bytes = max_body_bytes;
+  l.request_timeout = request_timeout(s);
+  l.max_threads = 256; // far above the 64 slow clients SPEC §5 must survive
+  return l;
+}
+
 struct compiled_route {
   route r;
   route_pattern pattern;
@@ -53,7 +62,7 @@ struct compiled_route {
 struct api_server::impl {
   impl(const config::settings& s, std::vector<api::api_key> key_list, db::connection_pool& p,
        std::vector<route> route_list)
-      : pool(p), limiter(s.api_rate_limit_per_second) {
+      : pool(p), limiter(s.api_rate_limit_per_second), server(limits(s)) {
     for (auto& k : key_list) {
       std::string id = k.key_id;
       keys.emplace(std::move(id), std::move(k));
@@ -69,7 +78,7 @@ struct api_server::impl {
   std::vector<compiled_route> routes;
   std::map<std::string, std::pair<std::string, std::string>> statics; // path → (type, body)
   rate_limiter limiter;
-  httplib::Server server;
+  guarded_server server;
   std::thread thread;
 
   std::mutex prune_mutex;
@@ -284,11 +293,6 @@ api::reply api_server::impl::dispatch(const compiled_route& cr, std::vector<std:
 }
 
 void api_server::impl::install_handlers() {
-  server.set_payload_max_length(max_body_bytes);
-  server.new_task_queue = [] {
-    return new httplib::ThreadPool(8);
-  };
-
   httplib::Server::Handler handler = [this](const httplib::Request& req, httplib::Response& res) {
     log::component_scope component("api");
     const auto started = std::chrono::steady_clock::now();

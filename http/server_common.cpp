@@ -8,11 +8,16 @@
 
 #include "config/log.hpp"
 #include "domain/url.hpp"
+#include "http/guarded_server.hpp"
 
 namespace mg::http {
 
 api::error payload_too_large() {
   return {413, "payload_too_large", "request body is over 1 MiB", {}};
+}
+
+std::chrono::milliseconds request_timeout(const config::settings& s) {
+  return std::chrono::milliseconds(static_cast<long long>(s.http_request_timeout_seconds * 1000));
 }
 
 api::error internal_error() {
@@ -51,8 +56,14 @@ void install_error_handlers(httplib::Server& server) {
     // Our own handlers always write a body: leave those alone.
     if (!res.body.empty())
       return httplib::Server::HandlerResponse::Unhandled;
+    // httplib answered itself (framing, a request it could not read): what
+    // follows on this connection cannot be trusted to start a request.
+    close_connection_after_reply();
     api::error e;
-    if (res.status == 413)
+    if (request_timed_out()) {
+      res.status = 408;
+      e = {408, "request_timeout", "request not received in time", {}};
+    } else if (res.status == 413)
       e = payload_too_large();
     else if (res.status == 404)
       e = api::not_found("no such path");

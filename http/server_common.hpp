@@ -7,11 +7,15 @@
 #include <string>
 #include <thread>
 
+#include "config/settings.hpp"
 #include "domain/api.hpp"
 
 namespace mg::http {
 
 api::error payload_too_large();
+
+/// MG_HTTP_REQUEST_TIMEOUT_SECONDS as a duration.
+std::chrono::milliseconds request_timeout(const config::settings& s);
 /// A handler failed for a reason other than the database: 503, never 500.
 api::error internal_error();
 

@@ -18,6 +18,7 @@ namespace {
 constexpr int listen_wait_ms = 500;
 
 constexpr const char* bad_url = "callback_url is not an http(s) URL";
+constexpr const char* refused_address = "refused address";
 
 domain::header_list signed_headers(const db::callback_claim& row,
                                    const callback_delivery_options& o) {
@@ -41,7 +42,32 @@ callback_delivery_options delivery_options(const config::settings& s) {
                  .value_or(domain::callback_scheme::v3);
   o.secret = s.callback_secret;
   o.timeout_seconds = s.callback_timeout_seconds;
+  o.allow_private = s.callback_allow_private;
   return o;
+}
+
+delivery_target resolve_delivery_target(const std::string& callback_url,
+                                        const callback_delivery_options& options) {
+  auto host = domain::url_host(callback_url);
+  if (!host || host->empty())
+    return {"", bad_url};
+  if (host->find('%') != std::string::npos) // a zone id, an encoded name
+    return {"", refused_address};
+  if (auto literal = domain::is_refused_ip_literal(*host))
+    return {"", *literal && !options.allow_private ? refused_address : ""};
+  auto addresses = options.resolve ? options.resolve(*host) : resolve_host(*host);
+  if (addresses.empty())
+    return {"", "request failed: cannot resolve host"};
+  if (!options.allow_private)
+    for (const auto& a : addresses)
+      if (domain::is_refused_ip_literal(a).value_or(true))
+        return {"", refused_address};
+  // Connect to an address that was checked, IPv4 first (what httplib tries
+  // first when it resolves itself); no second lookup can change it.
+  for (const auto& a : addresses)
+    if (a.find(':') == std::string::npos)
+      return {a, ""};
+  return {addresses.front(), ""};
 }
 
 double callback_lease_seconds(double timeout_seconds) {
@@ -53,13 +79,21 @@ db::callback_outcome deliver_callback(const db::callback_claim& row,
   auto url = split_url(row.callback_url);
   if (!url)
     return {row.id, row.lease, false, bad_url};
+  auto target = resolve_delivery_target(row.callback_url, options);
+  if (!target.error.empty())
+    return {row.id, row.lease, false, target.error};
   return outcome_of(
-      row, send_webhook({*url, signed_headers(row, options), row.body}, options.timeout_seconds));
+      row, send_webhook({*url, signed_headers(row, options), row.body, target.pinned_address},
+                        options.timeout_seconds));
 }
 
 pass_result callback_dispatch_pass(db::connection_slot& conn, const config::settings& s) {
+  return callback_dispatch_pass(conn, s, delivery_options(s));
+}
+
+pass_result callback_dispatch_pass(db::connection_slot& conn, const config::settings& s,
+                                   const callback_delivery_options& options) {
   pass_result out;
-  auto options = delivery_options(s);
   auto rows = db::claim_due_callbacks(conn.get(), s.network_class, s.callback_batch_size,
                                       callback_lease_seconds(options.timeout_seconds));
   if (rows.empty())
@@ -74,8 +108,13 @@ pass_result callback_dispatch_pass(db::connection_slot& conn, const config::sett
       outcomes.push_back({row.id, row.lease, false, bad_url});
       continue;
     }
+    auto target = resolve_delivery_target(row.callback_url, options);
+    if (!target.error.empty()) {
+      outcomes.push_back({row.id, row.lease, false, target.error});
+      continue;
+    }
     sent.push_back(&row);
-    posts.push_back({*url, signed_headers(row, options), row.body});
+    posts.push_back({*url, signed_headers(row, options), row.body, target.pinned_address});
   }
   auto results = send_webhooks(posts, options.timeout_seconds);
   for (size_t i = 0; i < results.size(); ++i)

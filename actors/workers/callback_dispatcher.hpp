@@ -15,6 +15,7 @@
 #include <string>
 
 #include "actors/workers/engine.hpp"
+#include "actors/workers/host_resolver.hpp"
 #include "config/settings.hpp"
 #include "domain/callback_signature.hpp"
 #include "persistence/callback_store.hpp"
@@ -26,7 +27,23 @@ struct callback_delivery_options {
   domain::callback_scheme scheme = domain::callback_scheme::v3;
   std::string secret;
   double timeout_seconds = 10; // connect, write and read, each
+  /// MG_CALLBACK_ALLOW_PRIVATE: deliver to whatever the host resolves to.
+  bool allow_private = false;
+  /// Looks the receiver's host up at each delivery (empty: resolve_host);
+  /// tests make a name resolve where they want.
+  host_resolver resolve;
 };
+
+/// Where one delivery to `callback_url` connects: the address its host
+/// resolved to and was checked (SPEC §5), "" for an IP literal (checked as
+/// written). Fails with "refused address" when any address the host has is
+/// refused (unless allow_private), or when the host cannot be resolved.
+struct delivery_target {
+  std::string pinned_address;
+  std::string error; // "" when the delivery may go ahead
+};
+delivery_target resolve_delivery_target(const std::string& callback_url,
+                                        const callback_delivery_options& options);
 
 callback_delivery_options delivery_options(const config::settings& s);
 
@@ -39,6 +56,9 @@ db::callback_outcome deliver_callback(const db::callback_claim& row,
 
 /// One batch: claim, send concurrently, record. processed = rows attempted.
 pass_result callback_dispatch_pass(db::connection_slot& conn, const config::settings& s);
+/// The same with the delivery options given (e.g. a test resolver).
+pass_result callback_dispatch_pass(db::connection_slot& conn, const config::settings& s,
+                                   const callback_delivery_options& options);
 
 /// The worker: the batch above plus, with wake-ups on, a LISTEN on its own
 /// second connection so a committed row is sent at once.

@@ -42,7 +42,8 @@ db::notification_outcome deliver_notification(const db::notification_claim& row,
   auto url = domain::split_url(o.webhook_url);
   if (!url)
     return {row.id, row.lease, false, bad_url};
-  return outcome_of(row, send_webhook({*url, headers_for(row, o), row.body}, o.timeout_seconds));
+  return outcome_of(row,
+                    send_webhook({*url, headers_for(row, o), row.body, {}}, o.timeout_seconds));
 }
 
 pass_result notification_dispatch_pass(db::connection_slot& conn, const config::settings& s) {
@@ -57,7 +58,7 @@ pass_result notification_dispatch_pass(db::connection_slot& conn, const config::
   if (auto url = domain::split_url(options.webhook_url)) {
     std::vector<webhook_post> posts;
     for (const auto& row : rows)
-      posts.push_back({*url, headers_for(row, options), row.body});
+      posts.push_back({*url, headers_for(row, options), row.body, {}});
     results = send_webhooks(posts, options.timeout_seconds);
   }
   std::vector<db::notification_outcome> outcomes;

@@ -1,9 +1,9 @@
 #pragma once
 // The HTTP side of both outbox dispatchers (callbacks, notifications): a JSON
-// body POSTed on a fresh client per attempt, no keep-alive, no redirects,
-// connect/read/write timeouts, and a hard deadline on top, because a receiver
-// that trickles bytes resets the read timeout and would otherwise hold the
-// worker forever.
+// body POSTed on a fresh client per attempt through executors::call_bounded
+// (no keep-alive, no redirects, connect/read/write timeouts, a hard
+// deadline on top, because a receiver that trickles bytes resets the read
+// timeout, and a cap on the answer, of which only the status matters).
 #include <string>
 #include <vector>
 
@@ -16,12 +16,18 @@ struct webhook_post {
   domain::url_parts url;
   domain::header_list headers;
   std::string body; // sent as application/json
+  /// The checked address to connect to ("" resolves the URL's host).
+  std::string pinned_address;
 };
+
+/// What a receiver may answer: the status is read, the body dropped.
+constexpr size_t max_webhook_answer_bytes = 64 * 1024;
 
 struct webhook_result {
   bool delivered = false; // a 2xx reply
-  /// When !delivered: "HTTP <status>", "timeout after <s> s: <why>" or
-  /// "request failed: <why>" (never a header or the body).
+  /// When !delivered: "HTTP <status>", "timeout after <s> s: <why>",
+  /// "answer over <n> bytes" or "request failed: <why>" (never a header or
+  /// the body).
   std::string error;
 };
 

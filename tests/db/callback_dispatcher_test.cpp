@@ -6,9 +6,11 @@
 // timeouts, the NOTIFY wake-up, and the operator's list / redeliver.
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <thread>
 #include <unistd.h>
@@ -37,6 +39,7 @@ struct callback_fixture : test::db_fixture {
     add_template(test::one_node("cb_one"));
     settings.callback_secret = v3_secret;
     settings.wakeups_enabled = false;
+    settings.callback_allow_private = true; // the receivers are on loopback
   }
 
   /// A request with a callback_url: its request_created event is one outbox row.
@@ -469,6 +472,138 @@ BOOST_FIXTURE_TEST_CASE(admin_lists_and_redelivers, callback_fixture) {
   for (int i = 0; i < 3; ++i) // the batch went out concurrently: find the first delivery
     if (got[i].header("X-QTG-Callback-Nonce") == first_nonce)
       BOOST_TEST(got[3].body == got[i].body);
+}
+
+namespace {
+
+/// A receiver on 127.0.0.1 whose answer is hostile: `kind` is "huge" (a
+/// 200 OK streaming 100 MiB), "trickle" (a 200 OK whose body comes a byte
+/// per 200 ms, for ever) or "redirect" (302 to `location`).
+struct hostile_receiver {
+  httplib::Server server;
+  std::thread thread;
+  std::atomic<int> hits{0};
+  std::atomic<bool> stopping{false};
+  int port = 0;
+  hostile_receiver(const std::string& kind, const std::string& location = "") {
+    server.Post(".*", [this, kind, location](const httplib::Request&, httplib::Response& res) {
+      ++hits;
+      if (kind == "redirect") {
+        res.status = 302;
+        res.set_header("Location", location);
+        return;
+      }
+      auto sent = std::make_shared<size_t>(0);
+      res.set_chunked_content_provider("application/json",
+                                       [this, kind, sent](size_t, httplib::DataSink& sink) {
+                                         if (stopping || *sent >= 100u * 1024 * 1024)
+                                           return false;
+                                         if (kind == "trickle") {
+                                           std::this_thread::sleep_for(200ms);
+                                           *sent += 1;
+                                           return sink.write(" ", 1);
+                                         }
+                                         static const std::string block(64 * 1024, ' ');
+                                         *sent += block.size();
+                                         return sink.write(block.data(), block.size());
+                                       });
+    });
+    port = server.bind_to_any_port("127.0.0.1");
+    thread = std::thread([this] { server.listen_after_bind(); });
+    while (!server.is_running())
+      std::this_thread::sleep_for(1ms);
+  }
+  ~hostile_receiver() {
+    stopping = true;
+    server.stop();
+    thread.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port) + "/hook"; }
+};
+
+} // namespace
+
+BOOST_FIXTURE_TEST_CASE(a_huge_answer_is_cut_at_the_cap_and_the_attempt_fails, callback_fixture) {
+  hostile_receiver receiver("huge");
+  auto row = outbox_row(receiver.url());
+  pass();
+  BOOST_TEST(receiver.hits == 1);
+  BOOST_TEST(col(row, "status") == "pending");
+  BOOST_TEST(col(row, "attempts") == "1");
+  BOOST_TEST(col(row, "last_error").find("answer over") != std::string::npos,
+             col(row, "last_error"));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_trickled_answer_is_cut_at_the_deadline, callback_fixture) {
+  settings.callback_timeout_seconds = 1;
+  hostile_receiver receiver("trickle");
+  auto row = outbox_row(receiver.url());
+  auto started = std::chrono::steady_clock::now();
+  pass();
+  auto took = std::chrono::steady_clock::now() - started;
+  BOOST_CHECK(took < 4000ms); // deadline 2.5 s; each byte resets the read timeout
+  BOOST_TEST(col(row, "status") == "pending");
+  BOOST_TEST(col(row, "last_error").find("timeout") != std::string::npos, col(row, "last_error"));
+}
+
+BOOST_FIXTURE_TEST_CASE(no_redirect_is_followed, callback_fixture) {
+  test::callback_receiver target;
+  hostile_receiver receiver("redirect", target.url());
+  auto row = outbox_row(receiver.url());
+  pass();
+  BOOST_TEST(receiver.hits == 1);
+  BOOST_TEST(target.count() == 0u);
+  BOOST_TEST(col(row, "last_error") == "HTTP 302");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_name_resolving_to_loopback_is_refused_at_delivery, callback_fixture) {
+  settings.callback_allow_private = false;
+  test::callback_receiver receiver;
+  // Accepted at create (a public-looking name); at delivery it resolves to 127.0.0.1.
+  auto row = outbox_row("http://callbacks.example:" + std::to_string(receiver.port()) + "/hook");
+  auto options = workers::delivery_options(settings);
+  std::vector<std::string> asked;
+  options.resolve = [&](const std::string& host) {
+    asked.push_back(host);
+    return std::vector<std::string>{"93.184.216.34", "127.0.0.1"}; // one bad address is enough
+  };
+  workers::callback_dispatch_pass(conn, settings, options);
+  BOOST_TEST(asked == std::vector<std::string>{"callbacks.example"});
+  BOOST_TEST(receiver.count() == 0u);
+  BOOST_TEST(col(row, "status") == "pending");
+  BOOST_TEST(col(row, "attempts") == "1");
+  BOOST_TEST(col(row, "last_error") == "refused address");
+}
+
+BOOST_FIXTURE_TEST_CASE(localhost_is_refused_at_delivery_by_the_system_resolver, callback_fixture) {
+  settings.callback_allow_private = false;
+  test::callback_receiver receiver;
+  auto row = outbox_row("http://localhost:" + std::to_string(receiver.port()) + "/hook");
+  pass();
+  BOOST_TEST(receiver.count() == 0u);
+  BOOST_TEST(col(row, "last_error") == "refused address");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_private_literal_stored_before_the_check_is_refused, callback_fixture) {
+  settings.callback_allow_private = false;
+  test::callback_receiver receiver;
+  auto row = outbox_row("http://[::ffff:127.0.0.1]:" + std::to_string(receiver.port()) + "/hook");
+  pass();
+  BOOST_TEST(receiver.count() == 0u);
+  BOOST_TEST(col(row, "last_error") == "refused address");
+}
+
+BOOST_FIXTURE_TEST_CASE(delivery_connects_to_the_address_that_was_resolved, callback_fixture) {
+  // Allowed private: the name (unknown to DNS) goes where the resolver said.
+  test::callback_receiver receiver;
+  auto row = outbox_row("http://pinned.invalid:" + std::to_string(receiver.port()) + "/hook");
+  auto options = workers::delivery_options(settings);
+  options.resolve = [](const std::string&) {
+    return std::vector<std::string>{"127.0.0.1"};
+  };
+  workers::callback_dispatch_pass(conn, settings, options);
+  BOOST_TEST(receiver.count() == 1u);
+  BOOST_TEST(col(row, "status") == "sent", col(row, "last_error"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -227,6 +227,7 @@ BOOST_AUTO_TEST_CASE(defaults_match_reference) {
   BOOST_TEST(s.http_addr == "127.0.0.1:8080");
   BOOST_TEST(s.admin_addr == "127.0.0.1:8081");
   BOOST_TEST(s.admin_token == "");
+  BOOST_TEST(s.http_request_timeout_seconds == 10);
   BOOST_TEST(s.api_keys_file == "");
   BOOST_TEST(s.callback_secret == "");
   BOOST_TEST(s.callback_allow_private == false);
@@ -554,6 +555,7 @@ BOOST_AUTO_TEST_CASE(secrets_never_in_messages) {
       {{"MG_NETWORK_CLASS", "prod"}},
       {{"MG_LOG_LEVEL", "loud"}},
       {{"MG_HTTP_ADDR", "nowhere"}},
+      {{"MG_HTTP_REQUEST_TIMEOUT_SECONDS", "0"}},
       {{"MG_RUNTIME_NODE", ""}},
       {{"MG_EXECUTOR_TIMEOUT_SECONDS", "500"}},
       {{"MG_CLUSTER_LEASE_SECONDS", "1"}},
