@@ -15,7 +15,10 @@
 //       [--tls-cert PEM --tls-key PEM --tls-ca PEM]
 //
 // movegate forgets the registration when this process (or its
-// connection) goes; nodes it was running then go to recovery.
+// connection) goes; nodes it was running then go to recovery. A login
+// refused for a rate limit or the per-key session cap (429) is retried
+// with the same backoff. The registration travels with the session token
+// (movegate_client): a build against an older movegate_client gets 401.
 #include <algorithm>
 #include <chrono>
 #include <csignal>
