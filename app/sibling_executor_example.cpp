@@ -204,7 +204,8 @@ int main(int argc, char** argv) {
       mg::cluster::movement_client client(sys);
       try {
         offer(client, where, flags["--key"], secret, flags["--executor-key"], provider);
-        say("offering executor " + flags["--executor-key"] + " at " + client.where());
+        say("offering executor " + flags["--executor-key"] + " at " + client.where() +
+            " (session actor " + std::to_string(client.session_address().id()) + ")");
         backoff = first_backoff;
         while (!(stop = stop_signal(stop_signals, milliseconds(0))) &&
                !client.session_lost(milliseconds(250))) {
