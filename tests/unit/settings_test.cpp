@@ -372,7 +372,7 @@ BOOST_AUTO_TEST_CASE(looks_up_only_described_names) {
   std::set<std::string> printed;
   for (const auto& kv : described(load_settings(env_of({}))))
     printed.insert(kv.first);
-  BOOST_TEST(asked.size() == 79u);
+  BOOST_TEST(asked.size() == 80u);
   BOOST_CHECK(asked == printed);
   for (const auto& n : asked)
     BOOST_CHECK_MESSAGE(starts_with(n, "MG_"), n);
@@ -594,9 +594,9 @@ BOOST_AUTO_TEST_CASE(describe_one_line_per_setting) {
   std::size_t newlines = 0;
   for (char c : text)
     newlines += c == '\n';
-  BOOST_TEST(newlines == 79u);
+  BOOST_TEST(newlines == 80u);
   auto lines = described(s);
-  BOOST_TEST(lines.size() == 79u);
+  BOOST_TEST(lines.size() == 80u);
   BOOST_TEST(lines["MG_NETWORK_CLASS"] == "devnet");
   BOOST_TEST(lines["MG_RUNTIME_NODE"] == hostname_pid());
   BOOST_TEST(lines["MG_NODE_DISPATCH_INTERVAL_SECONDS"] == "2");
@@ -608,7 +608,7 @@ BOOST_AUTO_TEST_CASE(describe_one_line_per_setting) {
   BOOST_TEST(lines["MG_CEX_TRANSFER_INGEST_VENUES_CSV"] == "");
   // A free-text value with a newline stays on its line.
   const auto odd = load_settings(env_of({{"MG_API_KEYS_FILE", "/tmp/a\nMG_ADMIN_TOKEN=x"}}));
-  BOOST_TEST(described(odd).size() == 79u);
+  BOOST_TEST(described(odd).size() == 80u);
 }
 
 BOOST_AUTO_TEST_CASE(describe_round_trips) {
