@@ -129,56 +129,83 @@ constexpr caf::atom_value cluster_error_category = caf::atom("movegate");
 /// (16–128 of [A-Za-z0-9_-]) is remembered in api_nonces like an HTTP one,
 /// so a login proof is never accepted twice (nor as an HTTP request: no
 /// HTTP method is LOGIN).
+//
+// A session is a capability, not an address: CAF 0.17 delivers a message
+// from any connected peer to any actor id it has ever sent to a peer, so
+// holding a session's handle proves nothing. Login therefore also answers
+// a random 256-bit session token (64 lower-case hex characters) and every
+// session message carries it right after its atom; the session compares it
+// in constant time and answers anything else (a wrong token, or a message
+// of the older protocol without one) with (401, error body), doing nothing.
+// This changed the login reply and every session message: siblings built
+// against an older movegate_client must be rebuilt.
+//
+// Logins are limited: failed ones per peer address (from the middleman;
+// all peers of a loopback door share 127.0.0.1), successful ones per key,
+// and a key holds at most MG_CLUSTER_MAX_SESSIONS_PER_KEY live sessions;
+// each answers 429. A login from a sender that cannot be monitored (an
+// anonymous send, or a node the middleman has no connection to) is refused.
 using movement_api_actor = caf::typed_actor<
-    // (login, key_id, timestamp, nonce, signature_hex) -> a movement_session
-    // handle as caf::actor (actor_cast it); 401 error: unknown key, skew,
-    // bad nonce or signature, replay; 503 error: database down.
-    caf::replies_to<login_atom, std::string, uint64_t, std::string, std::string>::with<caf::actor>,
+    // (login, key_id, timestamp, nonce, signature_hex) -> (movement_session
+    // handle as caf::actor (actor_cast it), session token); 401 error:
+    // unknown key, skew, bad nonce or signature, replay, unmonitorable
+    // sender; 429 error: too many failed logins from this address, too many
+    // logins or live sessions for this key; 503 error: database down.
+    caf::replies_to<login_atom, std::string, uint64_t, std::string, std::string>::with<caf::actor,
+                                                                                       std::string>,
     caf::replies_to<status_atom>::with<std::string>>;
 
 /// A logged-in sibling's session, bound to its key's scopes. Each call
-/// answers (http_like_status, json_body) exactly as the /v3 HTTP call
-/// would (403 scope, 429 rate limit, 400…409, 503), through the same
-/// service layer (four-eyes, audit). The session ends when the client's
-/// actor (the login's sender) goes down, e.g. its node disconnects.
+/// carries the login's session token first and answers (http_like_status,
+/// json_body) exactly as the /v3 HTTP call would (403 scope, 429 rate
+/// limit, 400…409, 503), through the same service layer (four-eyes,
+/// audit); 401 when the token is not this session's. The session ends
+/// when the client's actor (the login's sender) goes down, e.g. its node
+/// disconnects.
 using movement_session = caf::typed_actor<
-    // POST /v3/movements with this JSON body (scope create).
-    caf::replies_to<create_atom, std::string>::with<int32_t, std::string>,
-    // POST /v3/movements/{id}/approve, body (scope approve).
-    caf::replies_to<approve_atom, std::string, std::string>::with<int32_t, std::string>,
-    // POST /v3/movements/{id}/reject, body (scope approve).
-    caf::replies_to<reject_atom, std::string, std::string>::with<int32_t, std::string>,
-    // POST /v3/movements/{id}/cancel, body (scope approve).
-    caf::replies_to<cancel_atom, std::string, std::string>::with<int32_t, std::string>,
-    // GET /v3/movements/{id} (scope read).
-    caf::replies_to<get_atom, std::string>::with<int32_t, std::string>,
-    // GET /v3/movements?<raw query> (scope read), e.g. "state=EXECUTING&limit=10".
-    caf::replies_to<list_atom, std::string>::with<int32_t, std::string>,
-    // (subscribe, request_id or "" for every request, after_event_id or "",
-    // subscriber) (scope read): from now on (or right after event
+    // (create, token, body): POST /v3/movements with this JSON body (scope create).
+    caf::replies_to<create_atom, std::string, std::string>::with<int32_t, std::string>,
+    // (approve, token, id, body): POST /v3/movements/{id}/approve (scope approve).
+    caf::replies_to<approve_atom, std::string, std::string, std::string>::with<int32_t,
+                                                                               std::string>,
+    // (reject, token, id, body): POST /v3/movements/{id}/reject (scope approve).
+    caf::replies_to<reject_atom, std::string, std::string, std::string>::with<int32_t, std::string>,
+    // (cancel, token, id, body): POST /v3/movements/{id}/cancel (scope approve).
+    caf::replies_to<cancel_atom, std::string, std::string, std::string>::with<int32_t, std::string>,
+    // (get, token, id): GET /v3/movements/{id} (scope read).
+    caf::replies_to<get_atom, std::string, std::string>::with<int32_t, std::string>,
+    // (list, token, raw query): GET /v3/movements?<raw query> (scope read),
+    // e.g. "state=EXECUTING&limit=10".
+    caf::replies_to<list_atom, std::string, std::string>::with<int32_t, std::string>,
+    // (subscribe, token, request_id or "" for every request, after_event_id
+    // or "", subscriber) (scope read): from now on (or right after event
     // after_event_id, to resume without a gap) `subscriber` receives
     // (event_atom, request_id, event_id, uint64_t seq, item_json) per
-    // movement_events row, in seq order; item_json is the item GET
-    // /v3/movements/{id}/events gives. Answers (200, {"request_id",
+    // movement_events row, in seq order, sent anonymously; item_json is the
+    // item GET /v3/movements/{id}/events gives. Answers (200, {"request_id",
     // "after_seq"}), 400 bad id, 403 scope, 404 no such request or event.
     // The subscription ends when `subscriber` goes down (or its node).
-    caf::replies_to<subscribe_atom, std::string, std::string, caf::actor>::with<int32_t,
-                                                                                std::string>,
-    // (unsub, request_id or "" for all of them, subscriber): (200, {"removed": n}).
-    caf::replies_to<unsub_atom, std::string, caf::actor>::with<int32_t, std::string>,
-    // (reg_exec, executor_key, actor) (scope admin): workers call `actor`
-    // (a remote_executor_actor) for nodes with that executor_key until it
-    // or this session goes down. (200, {"registered", "kind"}); 400 bad
-    // key; 403 scope; 409 a local provider or another live actor has it.
-    caf::replies_to<reg_exec_atom, std::string, caf::actor>::with<int32_t, std::string>,
-    // (reg_sign, signer_key, actor): as reg_exec, for a remote_signer_actor.
-    caf::replies_to<reg_sign_atom, std::string, caf::actor>::with<int32_t, std::string>>;
+    caf::replies_to<subscribe_atom, std::string, std::string, std::string,
+                    caf::actor>::with<int32_t, std::string>,
+    // (unsub, token, request_id or "" for all of them, subscriber): (200, {"removed": n}).
+    caf::replies_to<unsub_atom, std::string, std::string, caf::actor>::with<int32_t, std::string>,
+    // (reg_exec, token, executor_key, actor) (scope admin): workers call
+    // `actor` (a remote_executor_actor) for nodes with that executor_key
+    // until it or this session goes down. (200, {"registered", "kind"});
+    // 400 bad key; 403 scope; 409 a local provider or another live actor has it.
+    caf::replies_to<reg_exec_atom, std::string, std::string, caf::actor>::with<int32_t,
+                                                                               std::string>,
+    // (reg_sign, token, signer_key, actor): as reg_exec, for a remote_signer_actor.
+    caf::replies_to<reg_sign_atom, std::string, std::string, caf::actor>::with<int32_t,
+                                                                               std::string>>;
 
 /// One per serve process, linked to the movement_api: polls new
 /// movement_events rows (one short read per ~100 ms tick, only while
 /// someone is subscribed) and pushes each to the subscribers whose filter
 /// it matches; monitors every subscriber and forgets it when it goes down.
-/// Sessions delegate subscribe/unsub to it after their scope check.
+/// Sessions ask it (never delegate: the answer's sender would reveal the
+/// fan-out's handle to the peer) after their token and scope checks; its
+/// handle never leaves the process and its pushes are anonymous.
 using event_fanout_actor = caf::typed_actor<
     // As movement_session's subscribe, scope already checked.
     caf::replies_to<subscribe_atom, std::string, std::string, caf::actor>::with<int32_t,

@@ -14,7 +14,9 @@
 // --keys is a file in MG_API_KEYS_FILE's format holding both keys. The
 // --tls-* files (all three) connect to a cluster door that requires mutual
 // TLS (serve's MG_CLUSTER_TLS_*): this service's certificate and key, and
-// the CA the server's certificate chains to.
+// the CA the server's certificate chains to. movegate_client sends the
+// session token login answered with every call (actors/protocol.hpp): a
+// build against an older movegate_client gets 401 and must be rebuilt.
 #include <chrono>
 #include <fstream>
 #include <iostream>

@@ -15,7 +15,10 @@
 //       [--tls-cert PEM --tls-key PEM --tls-ca PEM]
 //
 // movegate forgets the registration when this process (or its
-// connection) goes; nodes it was running then go to recovery.
+// connection) goes; nodes it was running then go to recovery. A login
+// refused for a rate limit or the per-key session cap (429) is retried
+// with the same backoff. The registration travels with the session token
+// (movegate_client): a build against an older movegate_client gets 401.
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -201,7 +204,8 @@ int main(int argc, char** argv) {
       mg::cluster::movement_client client(sys);
       try {
         offer(client, where, flags["--key"], secret, flags["--executor-key"], provider);
-        say("offering executor " + flags["--executor-key"] + " at " + client.where());
+        say("offering executor " + flags["--executor-key"] + " at " + client.where() +
+            " (session actor " + std::to_string(client.session_address().id()) + ")");
         backoff = first_backoff;
         while (!(stop = stop_signal(stop_signals, milliseconds(0))) &&
                !client.session_lost(milliseconds(250))) {

@@ -159,6 +159,8 @@ const std::vector<field>& fields() {
       {"MG_CLUSTER_ADDR", &settings::cluster_addr, rule::address},
       {"MG_CLUSTER_LEASE_RENEW_SECONDS", &settings::cluster_lease_renew_seconds, rule::positive},
       {"MG_CLUSTER_LEASE_SECONDS", &settings::cluster_lease_seconds, rule::positive},
+      {"MG_CLUSTER_MAX_SESSIONS_PER_KEY", &settings::cluster_max_sessions_per_key,
+       rule::at_least_one},
       {"MG_CLUSTER_TLS_CERT_FILE", &settings::cluster_tls_cert_file, rule::any},
       {"MG_CLUSTER_TLS_KEY_FILE", &settings::cluster_tls_key_file, rule::any},
       {"MG_CLUSTER_TLS_CA_FILE", &settings::cluster_tls_ca_file, rule::any},

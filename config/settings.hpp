@@ -116,6 +116,7 @@ struct settings {
   std::string cluster_addr = "127.0.0.1:4242"; // MG_CLUSTER_ADDR (host:port, port 0 = any)
   double cluster_lease_renew_seconds = 2;      // MG_CLUSTER_LEASE_RENEW_SECONDS
   double cluster_lease_seconds = 8;            // MG_CLUSTER_LEASE_SECONDS (> renew)
+  int cluster_max_sessions_per_key = 16;       // MG_CLUSTER_MAX_SESSIONS_PER_KEY (live sessions)
   // Mutual TLS on the cluster door (all three or none; required off loopback).
   std::string cluster_tls_cert_file; // MG_CLUSTER_TLS_CERT_FILE: PEM certificate this node presents
   std::string cluster_tls_key_file;  // MG_CLUSTER_TLS_KEY_FILE: its unencrypted PEM key

@@ -122,7 +122,8 @@ void front_doors::start() {
 int front_doors::start_cluster(caf::actor_system& sys) {
   auto door = std::make_shared<actors::cluster_door>(
       *movements_, *pool_, keys_,
-      [this](const std::string& key_id) { return api_->rate_limit(key_id); });
+      [this](const std::string& key_id) { return api_->rate_limit(key_id); },
+      settings_.cluster_max_sessions_per_key);
   cluster_api_ = actors::spawn_movement_api(sys, std::move(door));
   cluster_sys_ = &sys;
   cluster_port_ = actors::publish_movement_api(sys, cluster_api_, settings_.cluster_addr);

@@ -4,6 +4,8 @@
 #include <caf/openssl/all.hpp>
 #include <chrono>
 #include <map>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -25,6 +27,15 @@ namespace {
 constexpr size_t max_body_bytes = 1024 * 1024; // as /v3: over 1 MiB → 413
 constexpr long long max_skew_seconds = 300;
 constexpr long prune_every_logins = 256;
+// Failed logins per peer address: a burst of 10, then one per second.
+constexpr double failed_login_burst = 10, failed_logins_per_second = 1;
+// Successful logins per key: a burst of 32, then two per second (a sibling
+// logs in once and keeps its session; this only bounds churn).
+constexpr double login_burst = 32, logins_per_second = 2;
+// How long the api waits for the middleman to name a sender's address.
+constexpr auto peer_lookup_timeout = std::chrono::seconds(2);
+// How long a session waits for the fan-out's answer.
+constexpr auto fanout_timeout = std::chrono::seconds(10);
 
 using call_result = std::tuple<int32_t, std::string>;
 
@@ -48,10 +59,40 @@ long long unix_now() {
 struct session_state {
   std::shared_ptr<cluster_door> door;
   api::caller who;
+  /// The 64 hex characters login answered; every message must carry them.
+  std::string token;
   static inline const char* name = "movement_session";
 };
 
 using session_pointer = movement_session::stateful_pointer<session_state>;
+
+/// 256 bits from OpenSSL's CSPRNG as 64 lower-case hex characters.
+std::string new_session_token() {
+  unsigned char raw[32];
+  if (RAND_bytes(raw, sizeof raw) != 1)
+    throw std::runtime_error("RAND_bytes failed");
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  out.reserve(64);
+  for (unsigned char b : raw) {
+    out += hex[b >> 4];
+    out += hex[b & 15];
+  }
+  return out;
+}
+
+/// Constant time over the token's length (its length is public).
+bool token_matches(const session_state& st, const std::string& given) {
+  return given.size() == st.token.size() &&
+         CRYPTO_memcmp(given.data(), st.token.data(), st.token.size()) == 0;
+}
+
+call_result bad_token(session_pointer self, const char* call) {
+  log::component_scope component("cluster");
+  log::warn("cluster session refused: bad session token",
+            {{"call", call}, {"session_key_id", self->state.who.key_id}});
+  return answer(api::error_reply({401, "unauthorized", "bad session token", {}}));
+}
 
 /// The front door's checks after auth, in SPEC §5's order (413 → 403 →
 /// 429 → 400), then the service call; never throws.
@@ -122,48 +163,95 @@ std::variant<api::list_query, api::reply> list_params(const std::string& raw_que
   return q;
 }
 
+/// Subscribe/unsub go to the fan-out as a request, and the session answers
+/// itself: a delegated answer would carry the fan-out's handle to the peer.
+template <class... Ts>
+caf::result<int32_t, std::string> ask_fanout(session_pointer self, const char* call, Ts&&... xs) {
+  auto rp = self->make_response_promise<int32_t, std::string>();
+  std::string what = call;
+  self->request(self->state.door->fanout, fanout_timeout, std::forward<Ts>(xs)...)
+      .then(
+          [rp](int32_t status, std::string& body) mutable { rp.deliver(status, std::move(body)); },
+          [rp, what](caf::error& e) mutable {
+            log::warn("cluster call: event fan-out did not answer",
+                      {{"call", what}, {"error", caf::to_string(e)}});
+            auto r = api::error_reply(api::unavailable("event fan-out unavailable; retry later"));
+            rp.deliver(static_cast<int32_t>(r.status), std::move(r.body));
+          });
+  return rp;
+}
+
 movement_session::behavior_type session(session_pointer self, std::shared_ptr<cluster_door> door,
-                                        api::caller who, caf::actor client) {
+                                        api::caller who, std::string token, caf::actor client) {
   self->state.door = std::move(door);
   self->state.who = std::move(who);
+  self->state.token = std::move(token);
+  // Counted in by login; counted out however the session ends.
+  self->attach_functor([counter = self->state.door->sessions, key = self->state.who.key_id] {
+    counter->remove(key);
+  });
   // The session lives as long as the client's actor (its node connected).
-  if (client) {
-    self->monitor(client);
-    self->set_down_handler([self](caf::down_msg&) {
-      log::info("cluster session ended: client gone", {{"key_id", self->state.who.key_id}});
-      self->quit();
-    });
-  }
-  auto transition = [self](const char* call, const std::string& id, const std::string& body,
+  self->monitor(client);
+  // A normal quit: any other reason would travel over the link to the
+  // movement_api.
+  self->set_down_handler([self, watched = client.address()](caf::down_msg& msg) {
+    if (msg.source != watched)
+      return;
+    log::info("cluster session ended: client gone", {{"key_id", self->state.who.key_id}});
+    self->quit();
+  });
+  // Anything that matches no handler (a message of the protocol before
+  // session tokens, or junk) is refused like a bad token.
+  self->set_default_handler(
+      [self](caf::scheduled_actor*, caf::message_view&) -> caf::result<caf::message> {
+        auto [status, body] = bad_token(self, "unknown");
+        return caf::make_message(status, std::move(body));
+      });
+  auto transition = [self](const char* call, const std::string& token, const std::string& id,
+                           const std::string& body,
                            api::reply (api::movement_service::*member)(
                                const api::caller&, const std::string&, const json::value&)) {
+    if (!token_matches(self->state, token))
+      return bad_token(self, call);
     auto& m = self->state.door->movements;
     return guarded(self, call, api::scope::approve, &body,
                    [&](const json::value& doc) { return (m.*member)(self->state.who, id, doc); });
   };
   return {
-      [self](create_atom, const std::string& body) -> call_result {
+      [self](create_atom, const std::string& token, const std::string& body) -> call_result {
+        if (!token_matches(self->state, token))
+          return bad_token(self, "create");
         return guarded(self, "create", api::scope::create, &body,
                        [&](const json::value& doc, const std::map<std::string, std::string>& m) {
                          return self->state.door->movements.create(self->state.who, doc, m);
                        });
       },
-      [transition](approve_atom, const std::string& id, const std::string& body) -> call_result {
-        return transition("approve", id, body, &api::movement_service::approve);
+      [transition](approve_atom, const std::string& token, const std::string& id,
+                   const std::string& body) -> call_result {
+        return transition("approve", token, id, body, &api::movement_service::approve);
       },
-      [transition](reject_atom, const std::string& id, const std::string& body) -> call_result {
-        return transition("reject", id, body, &api::movement_service::reject);
+      [transition](reject_atom, const std::string& token, const std::string& id,
+                   const std::string& body) -> call_result {
+        return transition("reject", token, id, body, &api::movement_service::reject);
       },
-      [transition](cancel_atom, const std::string& id, const std::string& body) -> call_result {
-        return transition("cancel", id, body, &api::movement_service::cancel);
+      [transition](cancel_atom, const std::string& token, const std::string& id,
+                   const std::string& body) -> call_result {
+        return transition("cancel", token, id, body, &api::movement_service::cancel);
       },
-      [self](get_atom, const std::string& id) -> call_result {
+      [self](get_atom, const std::string& token, const std::string& id) -> call_result {
+        if (!token_matches(self->state, token))
+          return bad_token(self, "get");
         return guarded(self, "get", api::scope::read, nullptr, [&](const json::value&) {
           return self->state.door->movements.get(self->state.who, id);
         });
       },
-      [self](subscribe_atom, const std::string& id, const std::string& after,
+      [self](subscribe_atom, const std::string& token, const std::string& id,
+             const std::string& after,
              const caf::actor& subscriber) -> caf::result<int32_t, std::string> {
+        if (!token_matches(self->state, token)) {
+          auto [status, body] = bad_token(self, "subscribe");
+          return {status, std::move(body)};
+        }
         // Scope and rate limit here; the fan-out owns the subscription.
         bool admitted = false;
         auto refused =
@@ -173,23 +261,34 @@ movement_session::behavior_type session(session_pointer self, std::shared_ptr<cl
             });
         if (!admitted)
           return {std::get<0>(refused), std::move(std::get<1>(refused))};
-        return self->delegate(self->state.door->fanout, subscribe_atom::value, id, after,
-                              subscriber);
+        return ask_fanout(self, "subscribe", subscribe_atom::value, id, after, subscriber);
       },
-      [self](unsub_atom, const std::string& id,
+      [self](unsub_atom, const std::string& token, const std::string& id,
              const caf::actor& subscriber) -> caf::result<int32_t, std::string> {
-        return self->delegate(self->state.door->fanout, unsub_atom::value, id, subscriber);
+        if (!token_matches(self->state, token)) {
+          auto [status, body] = bad_token(self, "unsub");
+          return {status, std::move(body)};
+        }
+        return ask_fanout(self, "unsub", unsub_atom::value, id, subscriber);
       },
       // Remote providers (issue 6): actors/cluster/remote_providers.hpp.
-      [self](reg_exec_atom, const std::string& key, const caf::actor& provider) -> call_result {
+      [self](reg_exec_atom, const std::string& token, const std::string& key,
+             const caf::actor& provider) -> call_result {
+        if (!token_matches(self->state, token))
+          return bad_token(self, "reg_exec");
         return register_remote_provider(self->system(), self->state.who, provider_kind::executor,
                                         key, provider, caf::actor_cast<caf::actor>(self));
       },
-      [self](reg_sign_atom, const std::string& key, const caf::actor& provider) -> call_result {
+      [self](reg_sign_atom, const std::string& token, const std::string& key,
+             const caf::actor& provider) -> call_result {
+        if (!token_matches(self->state, token))
+          return bad_token(self, "reg_sign");
         return register_remote_provider(self->system(), self->state.who, provider_kind::signer, key,
                                         provider, caf::actor_cast<caf::actor>(self));
       },
-      [self](list_atom, const std::string& raw_query) -> call_result {
+      [self](list_atom, const std::string& token, const std::string& raw_query) -> call_result {
+        if (!token_matches(self->state, token))
+          return bad_token(self, "list");
         return guarded(self, "list", api::scope::read, nullptr, [&](const json::value&) {
           auto q = list_params(raw_query);
           if (auto* refused = std::get_if<api::reply>(&q))
@@ -206,6 +305,10 @@ struct api_state {
   std::shared_ptr<cluster_door> door;
   uint64_t logins = 0;
   uint64_t refused = 0;
+  uint64_t throttled = 0;
+  /// Failed logins per peer address, successful ones per key.
+  login_buckets failed_by_address{failed_login_burst, failed_logins_per_second};
+  login_buckets succeeded_by_key{login_burst, logins_per_second};
   static inline const char* name = "movement_api";
 };
 
@@ -236,41 +339,92 @@ caf::error remember_nonce(cluster_door& door, const std::string& key_id, const s
   return caf::none;
 }
 
-caf::result<caf::actor> login(api_pointer self, const std::string& key_id, uint64_t timestamp,
-                              const std::string& nonce, const std::string& signature) {
+/// The peer address of `sender`'s node as the middleman's connection to it
+/// knows it ("local" for this process's own actors); "" when the
+/// middleman has no connection to that node.
+std::string peer_address(api_pointer self, const caf::strong_actor_ptr& sender) {
+  if (sender->node() == self->node())
+    return "local";
+  std::string host;
+  caf::scoped_actor ask{self->system(), true};
+  ask->request(self->system().middleman().actor_handle(), peer_lookup_timeout, caf::get_atom::value,
+               sender->node())
+      .receive([&](const caf::node_id&, std::string& h, uint16_t) { host = std::move(h); },
+               [&](caf::error&) {});
+  return host;
+}
+
+using login_result = caf::result<caf::actor, std::string>;
+
+login_result login(api_pointer self, const std::string& key_id, uint64_t timestamp,
+                   const std::string& nonce, const std::string& signature) {
   log::component_scope component("cluster");
-  auto& door = *self->state.door;
-  auto refuse = [&](int status, std::string why) -> caf::result<caf::actor> {
-    ++self->state.refused;
-    log::warn("cluster login refused", {{"key_id", key_id}, {"reason", why}});
+  auto& st = self->state;
+  auto& door = *st.door;
+  std::string address;
+  auto refuse = [&](int status, std::string why) -> login_result {
+    ++(status == 429 ? st.throttled : st.refused);
+    log::warn("cluster login refused",
+              {{"key_id", key_id}, {"peer", address}, {"status", status}, {"reason", why}});
     return refusal(status, std::move(why));
   };
+  // A failed proof costs the peer's address one token.
+  auto fail = [&](std::string why) -> login_result {
+    st.failed_by_address.take(address);
+    return refuse(401, std::move(why));
+  };
+  // The session lives as long as the sender: one that cannot be monitored
+  // would make a session nothing ever ends.
+  auto sender = self->current_sender();
+  if (!sender)
+    return refuse(401, "login must come from an actor movegate can monitor (no anonymous send)");
+  address = peer_address(self, sender);
+  if (address.empty())
+    return refuse(401, "the sender's node has no connection to this process");
+  if (int wait = st.failed_by_address.wait(address))
+    return refuse(429, "too many failed logins from " + address + "; retry in " +
+                           std::to_string(wait) + " s");
   long long skew = unix_now() - static_cast<long long>(timestamp);
   if (timestamp > static_cast<uint64_t>(1) << 62 || skew > max_skew_seconds ||
       skew < -max_skew_seconds)
-    return refuse(401, "timestamp is more than 300 s away from the server's clock");
+    return fail("timestamp is more than 300 s away from the server's clock");
   if (!api::valid_nonce(nonce))
-    return refuse(401, "nonce must be 16-128 characters of [A-Za-z0-9_-]");
+    return fail("nonce must be 16-128 characters of [A-Za-z0-9_-]");
   auto key = door.keys.find(key_id);
   if (key == door.keys.end())
-    return refuse(401, "unknown key");
+    return fail("unknown key");
   auto expected =
       api::sign_cluster_login(key->second.secret, key_id, std::to_string(timestamp), nonce);
   if (!api::constant_time_equal(expected, signature))
-    return refuse(401, "bad signature");
+    return fail("bad signature");
+  if (door.sessions->live(key_id) >= door.sessions->max())
+    return refuse(429, "key holds " + std::to_string(door.sessions->max()) +
+                           " live sessions (MG_CLUSTER_MAX_SESSIONS_PER_KEY); end one first");
+  if (int wait = st.succeeded_by_key.wait(key_id))
+    return refuse(429, "too many logins for this key; retry in " + std::to_string(wait) + " s");
   // Only a verified proof spends a row in api_nonces.
   if (auto err = remember_nonce(door, key_id, nonce)) {
-    ++self->state.refused;
-    log::warn("cluster login refused", {{"key_id", key_id}, {"reason", "nonce"}});
+    if (err.code() == 1) // replayed: a failed proof
+      st.failed_by_address.take(address);
+    ++st.refused;
+    log::warn("cluster login refused",
+              {{"key_id", key_id}, {"peer", address}, {"reason", "nonce"}});
     return err;
   }
+  if (!door.sessions->try_add(key_id))
+    return refuse(429, "key holds " + std::to_string(door.sessions->max()) +
+                           " live sessions (MG_CLUSTER_MAX_SESSIONS_PER_KEY); end one first");
+  st.succeeded_by_key.take(key_id);
   api::caller who{key_id, key->second.scopes};
-  auto client = caf::actor_cast<caf::actor>(self->current_sender());
-  auto s =
-      self->spawn<caf::detached + caf::linked>(session, self->state.door, std::move(who), client);
-  ++self->state.logins;
-  log::info("cluster login", {{"key_id", key_id}});
-  return caf::actor_cast<caf::actor>(s);
+  auto token = new_session_token();
+  auto client = caf::actor_cast<caf::actor>(sender);
+  auto s = self->spawn<caf::detached + caf::linked>(session, st.door, std::move(who), token,
+                                                    std::move(client));
+  ++st.logins;
+  log::info(
+      "cluster login",
+      {{"key_id", key_id}, {"peer", address}, {"live_sessions", door.sessions->live(key_id)}});
+  return {caf::actor_cast<caf::actor>(s), std::move(token)};
 }
 
 movement_api_actor::behavior_type movement_api(api_pointer self,
@@ -295,6 +449,7 @@ movement_api_actor::behavior_type movement_api(api_pointer self,
       [self](status_atom) {
         return "{\"logins\":" + std::to_string(self->state.logins) +
                ",\"refused\":" + std::to_string(self->state.refused) +
+               ",\"throttled\":" + std::to_string(self->state.throttled) +
                ",\"subscribers\":" + std::to_string(self->state.door->subscribers->load()) + "}";
       },
   };
@@ -304,8 +459,9 @@ movement_api_actor::behavior_type movement_api(api_pointer self,
 
 cluster_door::cluster_door(api::movement_service& m, db::connection_pool& p,
                            std::vector<api::api_key> key_list,
-                           std::function<int(const std::string&)> limiter)
-    : movements(m), pool(p), rate_limit(std::move(limiter)) {
+                           std::function<int(const std::string&)> limiter, int max_sessions_per_key)
+    : movements(m), pool(p), rate_limit(std::move(limiter)),
+      sessions(std::make_shared<session_counter>(max_sessions_per_key)) {
   for (auto& k : key_list) {
     std::string id = k.key_id;
     keys.emplace(std::move(id), std::move(k));

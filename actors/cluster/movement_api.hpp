@@ -4,7 +4,9 @@
 // actors/protocol.hpp) and gets a `movement_session` bound to that key's
 // scopes; its calls go through the same movement_service as HTTP /v3
 // (scopes, four-eyes, audit, the /v3 per-key rate limiter) and answer
-// (status, JSON body) exactly as /v3 would.
+// (status, JSON body) exactly as /v3 would. Every session message carries
+// the session token login answered (a session is a capability, not an
+// address: see actors/protocol.hpp).
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -16,6 +18,7 @@
 
 #include "actors/api/movement_service.hpp"
 #include "actors/cluster/cluster_tls.hpp"
+#include "actors/cluster/login_limits.hpp"
 #include "actors/protocol.hpp"
 #include "config/settings.hpp"
 #include "domain/api_auth.hpp"
@@ -27,7 +30,7 @@ namespace mg::actors {
 /// doors, which outlive the actors (stop_movement_api before destroying).
 struct cluster_door {
   cluster_door(api::movement_service& m, db::connection_pool& p, std::vector<api::api_key> key_list,
-               std::function<int(const std::string&)> limiter);
+               std::function<int(const std::string&)> limiter, int max_sessions_per_key = 16);
 
   api::movement_service& movements;
   /// api_nonces (login replay protection).
@@ -43,6 +46,9 @@ struct cluster_door {
   event_fanout_actor fanout;
   /// The fan-out's live subscriber count, for movement_api's status.
   std::shared_ptr<std::atomic<uint64_t>> subscribers = std::make_shared<std::atomic<uint64_t>>(0);
+  /// Live sessions per key (MG_CLUSTER_MAX_SESSIONS_PER_KEY); sessions
+  /// count themselves out when they end.
+  std::shared_ptr<session_counter> sessions;
 };
 
 /// MG_CLUSTER_ADDR split at the last ':' ("[::1]:4242" loses its brackets).

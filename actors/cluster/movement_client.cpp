@@ -97,11 +97,13 @@ void movement_client::login_with(const std::string& key_id, uint64_t timestamp,
     timestamp = static_cast<uint64_t>(
         duration_cast<seconds>(system_clock::now().time_since_epoch()).count());
   session_ = nullptr;
+  token_.clear();
   std::string failure;
   self_->request(api_, timeout_, actors::login_atom::value, key_id, timestamp, nonce, signature_hex)
       .receive(
-          [&](caf::actor& s) {
+          [&](caf::actor& s, std::string& token) {
             session_ = caf::actor_cast<actors::movement_session>(std::move(s));
+            token_ = std::move(token);
           },
           [&](caf::error& e) { failure = describe(e, "login"); });
   if (!failure.empty())
@@ -132,12 +134,13 @@ bool movement_client::session_lost(milliseconds timeout) {
   return true;
 }
 
-template <class... Ts> reply movement_client::call(const char* what, Ts&&... xs) {
+template <class Atom, class... Ts>
+reply movement_client::call(const char* what, Atom atom, Ts&&... xs) {
   if (!session_)
     throw client_error(std::string(what) + ": not logged in");
   reply r;
   std::string failure;
-  self_->request(session_, timeout_, std::forward<Ts>(xs)...)
+  self_->request(session_, timeout_, atom, token_, std::forward<Ts>(xs)...)
       .receive(
           [&](int32_t status, std::string& body) {
             r.status = status;

@@ -12,7 +12,9 @@
 //   c.login("ops-1", secret);                   // HMAC login proof
 //   auto r = c.create(R"({"template_key": …})"); // {201, movement JSON}
 //
-// Calls answer {status, body} exactly as /v3 would (403, 404, 409, 429 …);
+// Calls answer {status, body} exactly as /v3 would (403, 404, 409, 429 …)
+// and carry the session token login received (a client built before
+// session tokens gets 401 from a current movegate: rebuild it);
 // transport failures (nothing listening, no answer in time, peer gone,
 // login refused) throw client_error with a message saying which.
 #include <caf/all.hpp>
@@ -110,10 +112,12 @@ public:
   bool session_lost(std::chrono::milliseconds timeout);
 
   bool logged_in() const { return static_cast<bool>(session_); }
+  /// The session's handle (tests: what a peer that saw it could address).
+  caf::actor_addr session_address() const { return session_.address(); }
   const std::string& where() const { return where_; }
 
 private:
-  template <class... Ts> reply call(const char* what, Ts&&... xs);
+  template <class Atom, class... Ts> reply call(const char* what, Atom atom, Ts&&... xs);
   std::string describe(const caf::error& e, const char* what) const;
   std::string describe_connect_failure(const caf::error& e) const;
 
@@ -123,6 +127,8 @@ private:
   std::string where_;
   actors::movement_api_actor api_;
   actors::movement_session session_;
+  /// Login's session token: every session message carries it.
+  std::string token_;
 };
 
 /// 32 random hex characters (a fresh login nonce).

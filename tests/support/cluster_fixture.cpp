@@ -1,6 +1,9 @@
 #include "tests/support/cluster_fixture.hpp"
 
 #include <boost/test/unit_test.hpp>
+#include <caf/forwarding_actor_proxy.hpp>
+#include <caf/io/basp_broker.hpp>
+#include <caf/io/middleman.hpp>
 #include <stdexcept>
 #include <thread>
 
@@ -43,6 +46,16 @@ cluster::tls_files test_pki::self_signed(const std::string& name) const {
 client_system::client_system(const std::optional<cluster::tls_files>& tls) {
   cluster::configure(cfg, tls);
   sys = std::make_unique<caf::actor_system>(cfg);
+}
+
+caf::actor forge_handle(caf::actor_system& sys, const caf::node_id& node, caf::actor_id id) {
+  // What basp_broker::make_proxy does: messages to it go to the BASP
+  // broker, which routes them by the proxy's node and id alone.
+  auto broker = sys.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
+  caf::actor_config cfg;
+  auto proxy = caf::make_actor<caf::forwarding_actor_proxy, caf::strong_actor_ptr>(id, node, &sys,
+                                                                                   cfg, broker);
+  return caf::actor_cast<caf::actor>(proxy);
 }
 
 void cluster_serve_fixture::start_cluster(const std::string& node,

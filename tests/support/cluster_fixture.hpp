@@ -66,6 +66,14 @@ struct client_system {
   std::unique_ptr<caf::actor_system> sys;
 };
 
+/// A handle for actor `id` of `node`, made the way the middleman makes one
+/// when an actor address arrives: any peer connected to `node` (through
+/// `sys`) can do this for any id, whether it was ever told that id or not.
+/// The attacker's tool of the session-token tests. When the handle goes,
+/// the BASP broker forgets its proxy of (node, id), killing a real handle
+/// to that actor too: keep forged handles while the real ones are used.
+caf::actor forge_handle(caf::actor_system& sys, const caf::node_id& node, caf::actor_id id);
+
 struct cluster_serve_fixture : serve_fixture {
   int cluster_port = 0;
   std::unique_ptr<client_system> clients = std::make_unique<client_system>();

@@ -127,9 +127,15 @@ const std::vector<std::string> positive_seconds = {
 };
 
 const std::vector<std::string> min_one_integers = {
-    "MG_NODE_OBSERVE_BATCH_SIZE",   "MG_NODE_RECOVERY_BATCH_SIZE",      "MG_NODE_MAX_ATTEMPTS",
-    "MG_APPROVAL_TTL_SECONDS",      "MG_CALLBACK_MAX_ATTEMPTS",         "MG_CALLBACK_BATCH_SIZE",
-    "MG_API_RATE_LIMIT_PER_SECOND", "MG_TEMPLATE_PROPOSAL_TTL_SECONDS",
+    "MG_NODE_OBSERVE_BATCH_SIZE",
+    "MG_NODE_RECOVERY_BATCH_SIZE",
+    "MG_NODE_MAX_ATTEMPTS",
+    "MG_APPROVAL_TTL_SECONDS",
+    "MG_CALLBACK_MAX_ATTEMPTS",
+    "MG_CALLBACK_BATCH_SIZE",
+    "MG_API_RATE_LIMIT_PER_SECOND",
+    "MG_TEMPLATE_PROPOSAL_TTL_SECONDS",
+    "MG_CLUSTER_MAX_SESSIONS_PER_KEY",
 };
 
 const std::vector<std::string> booleans = {
