@@ -7,15 +7,19 @@ find_package(OpenSSL REQUIRED)
 # http/route_pattern: the request router's path matching (pure).
 add_library(mg_fuzz_http STATIC ${CMAKE_SOURCE_DIR}/http/route_pattern.cpp)
 
+# The sanitizer options every target runs with (an object, so each binary
+# holds it: the runtime only looks the symbol up weakly).
+add_library(mg_fuzz_options OBJECT ${CMAKE_SOURCE_DIR}/tests/fuzz/ubsan_options.cpp)
+target_compile_definitions(mg_fuzz_options PRIVATE
+  MG_FUZZ_UBSAN_SUPPRESSIONS="${CMAKE_SOURCE_DIR}/tests/fuzz/ubsan.supp")
+
 file(GLOB MG_FUZZ_SRC CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/fuzz/*_fuzz.cpp)
 set(MG_FUZZ_TARGETS "")
 foreach(src ${MG_FUZZ_SRC})
   get_filename_component(name ${src} NAME_WE)
-  add_executable(${name} ${src})
+  add_executable(${name} ${src} $<TARGET_OBJECTS:mg_fuzz_options>)
   target_link_libraries(${name} PRIVATE mg_fuzz_http mg_domain OpenSSL::Crypto)
   target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
-  target_compile_definitions(${name} PRIVATE
-    MG_FUZZ_UBSAN_SUPPRESSIONS="${CMAKE_SOURCE_DIR}/tests/fuzz/ubsan.supp")
   list(APPEND MG_FUZZ_TARGETS ${name})
 endforeach()
 add_custom_target(fuzz_targets DEPENDS ${MG_FUZZ_TARGETS})

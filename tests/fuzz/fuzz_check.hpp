@@ -19,13 +19,6 @@
     }                                                                                              \
   } while (0)
 
-/// UBSan stops at the first finding (a crash libFuzzer keeps), except the
-/// one third-party report listed in tests/fuzz/ubsan.supp (its path comes
-/// from the build: MG_FUZZ_UBSAN_SUPPRESSIONS).
-extern "C" const char* __ubsan_default_options() {
-  return "halt_on_error=1:print_stacktrace=1:suppressions=" MG_FUZZ_UBSAN_SUPPRESSIONS;
-}
-
 namespace mg::fuzz {
 
 inline std::string_view bytes(const uint8_t* data, size_t size) {
