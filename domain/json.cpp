@@ -10,8 +10,17 @@
 namespace mg::json {
 
 std::optional<document> parse(std::string_view text, std::string* error) {
+  // RapidJSON takes a NUL byte for the end of the input, so "{}\0junk"
+  // would pass; a raw NUL is never valid JSON.
+  if (auto nul = text.find('\0'); nul != std::string_view::npos) {
+    if (error)
+      *error = "NUL byte at offset " + std::to_string(nul);
+    return std::nullopt;
+  }
   document d;
-  d.Parse(text.data(), text.size());
+  // Full precision: a number read back from dump() is the same double, so
+  // canonical() (the body hash) is a fixed point.
+  d.Parse<rapidjson::kParseFullPrecisionFlag>(text.data(), text.size());
   if (d.HasParseError()) {
     if (error)
       *error = std::string(rapidjson::GetParseError_En(d.GetParseError())) + " at offset " +
