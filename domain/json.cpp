@@ -18,9 +18,7 @@ std::optional<document> parse(std::string_view text, std::string* error) {
     return std::nullopt;
   }
   document d;
-  // Full precision: a number read back from dump() is the same double, so
-  // canonical() (the body hash) is a fixed point.
-  d.Parse<rapidjson::kParseFullPrecisionFlag>(text.data(), text.size());
+  d.Parse(text.data(), text.size());
   if (d.HasParseError()) {
     if (error)
       *error = std::string(rapidjson::GetParseError_En(d.GetParseError())) + " at offset " +
