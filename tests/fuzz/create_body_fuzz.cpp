@@ -44,7 +44,7 @@ void check(const json::value& body, bool allow_private) {
   MG_FUZZ_CHECK(again.has_value(), "canonical form parses");
   auto r2 = domain::parse_create_body(*again, allow_private);
   MG_FUZZ_CHECK(r2.ok() && r2.value->amount == b.amount, "the canonical body is accepted alike");
-  if (!fuzz::has_double(body))
+  if (!fuzz::has_double(body) && !fuzz::has_duplicate_names(body))
     MG_FUZZ_CHECK(r2.value->body_hash == b.body_hash, "the canonical body hashes alike");
 }
 
@@ -60,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   MG_FUZZ_CHECK(re.has_value(), "canonical output parses");
   auto dumped = json::parse(json::dump(*doc));
   MG_FUZZ_CHECK(dumped.has_value(), "dump output parses");
-  if (!fuzz::has_double(*doc)) {
+  if (!fuzz::has_double(*doc) && !fuzz::has_duplicate_names(*doc)) {
     MG_FUZZ_CHECK(json::canonical(*re) == c, "canonical is idempotent");
     MG_FUZZ_CHECK(json::canonical(*dumped) == c, "dump round-trips");
   }
