@@ -79,7 +79,10 @@ checked<proposal_body> parse_proposal_body(const json::value& body) {
 
 std::string plan_with_version(const std::string& plan, int version) {
   auto d = json::parse_trusted(plan, "plan");
-  d.RemoveMember("version");
+  // Every "version" member goes, however many the text held: the one read
+  // back must be the one set here.
+  while (d.RemoveMember("version")) {
+  }
   d.AddMember("version", version, d.GetAllocator());
   return json::dump(d);
 }

@@ -1,5 +1,7 @@
 #include "domain/rlp.hpp"
 
+#include <vector>
+
 namespace mg::domain::rlp {
 
 namespace {
@@ -14,15 +16,20 @@ std::string prefix(size_t length, unsigned char short_base) {
   return static_cast<char>(short_base + 55 + length_bytes.size()) + length_bytes;
 }
 
-/// Reads one item at `pos`; advances `pos` past it.
-std::optional<item> read_item(std::string_view in, size_t& pos) {
+/// Where one item lies in its input: list or bytes, and its payload.
+struct item_span {
+  bool is_list = false;
+  size_t payload_at = 0;
+  size_t length = 0;
+};
+
+/// Reads one item's header at `pos` (no copy); advances `pos` past the item.
+std::optional<item_span> read_span(std::string_view in, size_t& pos) {
   if (pos >= in.size())
     return std::nullopt;
   const auto first = static_cast<unsigned char>(in[pos]);
-  if (first < 0x80) {
-    ++pos;
-    return item{false, std::string(1, static_cast<char>(first))};
-  }
+  if (first < 0x80)
+    return item_span{false, pos++, 1};
   const bool is_list = first >= 0xc0;
   const unsigned char base = is_list ? 0xc0 : 0x80;
   size_t length = 0;
@@ -43,12 +50,40 @@ std::optional<item> read_item(std::string_view in, size_t& pos) {
   }
   if (length > in.size() - pos - header)
     return std::nullopt;
-  item it{is_list, std::string(in.substr(pos + header, length))};
   // A single byte < 0x80 must be encoded as itself.
-  if (!is_list && length == 1 && static_cast<unsigned char>(it.payload[0]) < 0x80)
+  if (!is_list && length == 1 && static_cast<unsigned char>(in[pos + header]) < 0x80)
     return std::nullopt;
+  item_span span{is_list, pos + header, length};
   pos += header + length;
-  return it;
+  return span;
+}
+
+/// Reads one item at `pos`; advances `pos` past it.
+std::optional<item> read_item(std::string_view in, size_t& pos) {
+  auto span = read_span(in, pos);
+  if (!span)
+    return std::nullopt;
+  return item{span->is_list, std::string(in.substr(span->payload_at, span->length))};
+}
+
+/// Whether every list nested in `payload` (a list's payload) is canonical
+/// RLP too, at any depth: walked with an explicit stack, never recursing on
+/// the input's nesting, each byte read once.
+bool nested_lists_canonical(std::string_view payload) {
+  std::vector<std::string_view> todo{payload};
+  while (!todo.empty()) {
+    std::string_view list = todo.back();
+    todo.pop_back();
+    size_t at = 0;
+    while (at < list.size()) {
+      auto span = read_span(list, at);
+      if (!span)
+        return false;
+      if (span->is_list)
+        todo.push_back(list.substr(span->payload_at, span->length));
+    }
+  }
+  return true;
 }
 
 } // namespace
@@ -62,7 +97,7 @@ std::optional<std::vector<item>> decode_list(std::string_view encoded) {
   size_t at = 0;
   while (at < outer->payload.size()) {
     auto it = read_item(outer->payload, at);
-    if (!it)
+    if (!it || (it->is_list && !nested_lists_canonical(it->payload)))
       return std::nullopt;
     items.push_back(std::move(*it));
   }

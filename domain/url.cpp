@@ -13,12 +13,17 @@ std::optional<url_parts> split_url(const std::string& url) {
   auto scheme_end = url.find("://");
   if (scheme_end == std::string::npos)
     return std::nullopt;
+  // Schemes are case-insensitive (RFC 3986 §3.1); the HTTP client reads
+  // only lower case, so the origin carries it lower-cased.
   auto scheme = url.substr(0, scheme_end);
+  for (auto& c : scheme)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (scheme != "http" && scheme != "https")
     return std::nullopt;
   auto path_at = url.find_first_of("/?#", scheme_end + 3);
   url_parts p;
-  p.origin = url.substr(0, path_at);
+  p.origin = scheme +
+             url.substr(scheme_end, path_at == std::string::npos ? path_at : path_at - scheme_end);
   p.target = path_at == std::string::npos ? "/" : url.substr(path_at);
   if (auto hash = p.target.find('#'); hash != std::string::npos)
     p.target.resize(hash);

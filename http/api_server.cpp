@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "config/log.hpp"
+#include "domain/request_timestamp.hpp"
 #include "domain/utf8.hpp"
 #include "http/guarded_server.hpp"
 #include "http/metrics_route.hpp"
@@ -28,14 +29,6 @@ constexpr auto prune_every = std::chrono::seconds(60);
 
 api::reply unauthorized(std::string message) {
   return api::error_reply({401, "unauthorized", std::move(message), {}});
-}
-
-std::optional<long long> parse_timestamp(const std::string& s) {
-  size_t digits_from = (!s.empty() && s[0] == '-') ? 1 : 0;
-  if (s.size() == digits_from || s.size() - digits_from > 18 ||
-      s.find_first_not_of("0123456789", digits_from) != std::string::npos)
-    return std::nullopt;
-  return std::stoll(s);
 }
 
 long long unix_now() {
@@ -178,7 +171,7 @@ std::optional<api::reply> api_server::impl::authenticate(const httplib::Request&
   const std::string nonce = req.get_header_value("X-QTG-Nonce");
   const std::string signature = req.get_header_value("X-QTG-Signature");
 
-  auto ts = parse_timestamp(timestamp);
+  auto ts = api::parse_request_timestamp(timestamp);
   if (!ts)
     return unauthorized("X-QTG-Timestamp must be unix seconds as a decimal integer");
   long long skew = unix_now() - *ts;

@@ -16,6 +16,7 @@ packages=(
   chromium # the admin page's browser test (driven by playwright-core, never a downloaded browser)
   prometheus # promtool: the metrics test checks the live /metrics output
   gdb # a hung test process prints every thread's stack before it aborts (tests/support/hang_watchdog)
+  clang libfuzzer-14-dev # scripts/fuzz.sh: the libFuzzer targets of tests/fuzz (ASan + UBSan)
 )
 
 # npm packages of the JS-driven tests and the local chain (tests/js/package.json,

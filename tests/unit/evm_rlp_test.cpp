@@ -98,4 +98,23 @@ BOOST_AUTO_TEST_CASE(decoding_refuses_non_canonical_and_truncated_input) {
   BOOST_TEST(!rlp::decode_uint((*leading_zero)[0])); // integers have no leading zeros
 }
 
+// Found by tests/fuzz/rlp_fuzz: a list nested in the outer one is RLP too,
+// at any depth, and must be canonical like the rest.
+BOOST_AUTO_TEST_CASE(decoding_refuses_a_malformed_nested_list) {
+  using namespace std::string_literals;
+  BOOST_TEST(!rlp::decode_list("\xc7\xc1\xc3\xc0\xc1\xc0\xc0\xc0"s)); // c1 holds a truncated c3
+  BOOST_TEST(!rlp::decode_list("\xc4\xc3\xc2\x81\x05"s)); // wrapped single byte, depth 2
+  BOOST_TEST(!rlp::decode_list("\xc3\xc2\xc1\xc2"s));     // truncated at depth 3
+  auto ok = rlp::decode_list("\xc4\xc3\xc2\xc1\xc0"s);
+  BOOST_REQUIRE(ok);
+  BOOST_TEST(ok->size() == 1u);
+  // Deep nesting is walked without recursion; a fault at the bottom is found.
+  std::string deep = "\xc0"s;
+  for (int i = 0; i < 5000; ++i)
+    deep = rlp::encode_list({deep});
+  BOOST_TEST(rlp::decode_list(deep).has_value());
+  deep.back() = '\xc1';
+  BOOST_TEST(!rlp::decode_list(deep));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
