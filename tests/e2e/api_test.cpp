@@ -410,7 +410,7 @@ BOOST_FIXTURE_TEST_CASE(admin_listener_health_readiness_and_workers, api_fixture
   none.sign = false;
   BOOST_TEST(a.get("/healthz", none).status == 200);
   bool ready = false;
-  for (int i = 0; i < 100 && !ready; ++i) {
+  for (int i = 0; i < 1200 && !ready; ++i) {
     ready = a.get("/readyz", none).status == 200;
     if (!ready)
       std::this_thread::sleep_for(50ms);
@@ -422,9 +422,20 @@ BOOST_FIXTURE_TEST_CASE(admin_listener_health_readiness_and_workers, api_fixture
   auto workers = a.get("/admin/workers", bearer);
   BOOST_TEST(workers.status == 200);
   for (auto* w : {"node_dispatcher", "node_observer", "node_recovery", "expiration_checker",
-                  "audit_outbox_promoter", "executor_health", "template_proposal_expiration"})
+                  "audit_outbox_promoter", "executor_health", "template_proposal_expiration",
+                  "callback_dispatcher"})
     BOOST_TEST(workers.body.find(w) != std::string::npos, w);
   BOOST_TEST(workers.body.find(admin_token) == std::string::npos);
+  // Served without MG_CALLBACK_SECRET: the dispatcher runs and says why it
+  // sends nothing.
+  bool said = false;
+  for (int i = 0; i < 600 && !said; ++i) {
+    said = a.get("/admin/workers", bearer).body.find("MG_CALLBACK_SECRET is not set") !=
+           std::string::npos;
+    if (!said)
+      std::this_thread::sleep_for(100ms);
+  }
+  BOOST_TEST(said, a.get("/admin/workers", bearer).body);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

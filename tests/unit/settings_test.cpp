@@ -129,7 +129,7 @@ const std::vector<std::string> positive_seconds = {
 const std::vector<std::string> min_one_integers = {
     "MG_NODE_OBSERVE_BATCH_SIZE",   "MG_NODE_RECOVERY_BATCH_SIZE",      "MG_NODE_MAX_ATTEMPTS",
     "MG_APPROVAL_TTL_SECONDS",      "MG_CALLBACK_MAX_ATTEMPTS",         "MG_CALLBACK_BATCH_SIZE",
-    "MG_API_RATE_LIMIT_PER_SECOND", "MG_TEMPLATE_PROPOSAL_TTL_SECONDS",
+    "MG_API_RATE_LIMIT_PER_SECOND", "MG_TEMPLATE_PROPOSAL_TTL_SECONDS", "MG_EXPIRATION_BATCH_SIZE",
 };
 
 const std::vector<std::string> booleans = {
@@ -184,6 +184,7 @@ BOOST_AUTO_TEST_CASE(defaults_match_reference) {
   BOOST_TEST(s.callback_max_attempts == 5);
   BOOST_TEST(s.callback_batch_size == 5);
   BOOST_TEST(s.expiration_check_interval_seconds == 30.0);
+  BOOST_TEST(s.expiration_batch_size == 20);
   BOOST_TEST(s.template_proposal_expiration_interval_seconds == 30.0);
   BOOST_TEST(s.template_proposal_ttl_seconds == 86400);
   BOOST_TEST(s.local_signer_key_file.empty());
@@ -264,6 +265,7 @@ BOOST_AUTO_TEST_CASE(reads_every_variable) {
       {"MG_CALLBACK_MAX_ATTEMPTS", "8"},
       {"MG_CALLBACK_BATCH_SIZE", "9"},
       {"MG_EXPIRATION_CHECK_INTERVAL_SECONDS", "31"},
+      {"MG_EXPIRATION_BATCH_SIZE", "21"},
       {"MG_TEMPLATE_PROPOSAL_EXPIRATION_INTERVAL_SECONDS", "32"},
       {"MG_EXECUTOR_HEALTH_INTERVAL_SECONDS", "62"},
       {"MG_AUDIT_OUTBOX_PROMOTER_INTERVAL_SECONDS", "0.5"},
@@ -322,6 +324,7 @@ BOOST_AUTO_TEST_CASE(reads_every_variable) {
   BOOST_TEST(s.callback_max_attempts == 8);
   BOOST_TEST(s.callback_batch_size == 9);
   BOOST_TEST(s.expiration_check_interval_seconds == 31.0);
+  BOOST_TEST(s.expiration_batch_size == 21);
   BOOST_TEST(s.template_proposal_expiration_interval_seconds == 32.0);
   BOOST_TEST(s.executor_health_interval_seconds == 62.0);
   BOOST_TEST(s.audit_outbox_promoter_interval_seconds == 0.5);
@@ -366,7 +369,7 @@ BOOST_AUTO_TEST_CASE(looks_up_only_described_names) {
   std::set<std::string> printed;
   for (const auto& kv : described(load_settings(env_of({}))))
     printed.insert(kv.first);
-  BOOST_TEST(asked.size() == 79u);
+  BOOST_TEST(asked.size() == 80u);
   BOOST_CHECK(asked == printed);
   for (const auto& n : asked)
     BOOST_CHECK_MESSAGE(starts_with(n, "MG_"), n);
@@ -588,9 +591,9 @@ BOOST_AUTO_TEST_CASE(describe_one_line_per_setting) {
   std::size_t newlines = 0;
   for (char c : text)
     newlines += c == '\n';
-  BOOST_TEST(newlines == 79u);
+  BOOST_TEST(newlines == 80u);
   auto lines = described(s);
-  BOOST_TEST(lines.size() == 79u);
+  BOOST_TEST(lines.size() == 80u);
   BOOST_TEST(lines["MG_NETWORK_CLASS"] == "devnet");
   BOOST_TEST(lines["MG_RUNTIME_NODE"] == hostname_pid());
   BOOST_TEST(lines["MG_NODE_DISPATCH_INTERVAL_SECONDS"] == "2");
@@ -602,7 +605,7 @@ BOOST_AUTO_TEST_CASE(describe_one_line_per_setting) {
   BOOST_TEST(lines["MG_CEX_TRANSFER_INGEST_VENUES_CSV"] == "");
   // A free-text value with a newline stays on its line.
   const auto odd = load_settings(env_of({{"MG_API_KEYS_FILE", "/tmp/a\nMG_ADMIN_TOKEN=x"}}));
-  BOOST_TEST(described(odd).size() == 79u);
+  BOOST_TEST(described(odd).size() == 80u);
 }
 
 BOOST_AUTO_TEST_CASE(describe_round_trips) {
