@@ -347,6 +347,9 @@ BOOST_FIXTURE_TEST_CASE(bad_input_gets_its_status_and_changes_nothing, api_fixtu
       create("same idempotency key, other body", create_body("pending-1", "999"), 409),
   };
   BOOST_TEST(cases.size() >= 60u);
+  // The audit promoter copies the set-up's audit rows in the background:
+  // let it finish, or its write lands between a case's two fingerprints.
+  BOOST_REQUIRE(wait_for("SELECT count(*) = 0 FROM audit_outbox WHERE promoted_at IS NULL", 60s));
 
   for (auto& tc : cases) {
     BOOST_TEST_CONTEXT(tc.name) {
