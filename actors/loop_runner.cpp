@@ -76,6 +76,13 @@ void maybe_beat(loop_state& st, const worker_spec& spec, const worker_env& env) 
   }
 }
 
+/// In the reference's error backoff (5 failed passes in a row) the worker
+/// sleeps it out: a wake-up runs no pass early (a failing database or
+/// provider is not hammered because work keeps arriving).
+bool backing_off(const loop_state& st) {
+  return st.consecutive_errors >= domain::max_consecutive_errors;
+}
+
 void schedule(worker_actor::stateful_pointer<loop_state> self, double delay_seconds) {
   auto& st = self->state;
   auto gen = ++st.generation;
@@ -115,6 +122,8 @@ void run_pass(worker_actor::stateful_pointer<loop_state> self, const worker_spec
     if (st.busy_streak > 0)
       next_due = workers::busy_retry_seconds * std::pow(2.0, std::min(st.busy_streak - 1, 16));
     st.consecutive_errors = 0;
+    if (!r.standing_problem.empty())
+      st.last_error = r.standing_problem;
     forward_wakeups(r, env, self);
   } catch (const std::exception& ex) {
     ++st.consecutive_errors;
@@ -163,7 +172,7 @@ worker_actor::behavior_type loop_worker(worker_actor::stateful_pointer<loop_stat
       },
       [=](wake_atom) {
         auto& st = self->state;
-        if (st.immediate_pending)
+        if (st.immediate_pending || backing_off(st))
           return;
         if (!env.wakeups && st.iterations > 0)
           return; // pure polling: only the first (start) wake counts

@@ -3,7 +3,8 @@
 // worker's own connection; interval ± jitter (never below 0.1 s); errors
 // logged and counted, backoff min(2^n, 60 s) from 5 in a row; a success
 // resets the count; shutdown (an exit message) ends it. SPEC §1 adds drain
-// passes and wake-ups, both off with MG_WAKEUPS_ENABLED=false.
+// passes and wake-ups, both off with MG_WAKEUPS_ENABLED=false; a wake-up
+// never cuts the error backoff short.
 #include <algorithm>
 #include <atomic>
 #include <functional>

@@ -143,7 +143,7 @@ std::vector<std::string> create_movements(pqxx::connection& c, actors::runtime& 
       p.idempotency_key = prefix + std::to_string(j);
       p.created_by = "bench";
       p.network_class = rt.settings().network_class;
-      ids.push_back(db::create_request(tx, rt.plans(), p).id);
+      ids.push_back(db::create_request(tx, rt.plans(), p, rt.settings().callback_max_attempts).id);
     }
     tx.commit();
   }

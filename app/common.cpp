@@ -76,7 +76,7 @@ std::string create_and_approve(pqxx::connection& c, actors::runtime& rt, db::cre
   std::string id;
   {
     pqxx::work tx(c);
-    id = db::create_request(tx, rt.plans(), p).id;
+    id = db::create_request(tx, rt.plans(), p, rt.settings().callback_max_attempts).id;
     tx.commit();
   }
   db::approve_result approved;

@@ -91,6 +91,7 @@ const std::vector<field>& fields() {
       {"MG_CALLBACK_SIGNATURE_SCHEME", &settings::callback_signature_scheme, rule::cb_scheme},
       {"MG_EXPIRATION_CHECK_INTERVAL_SECONDS", &settings::expiration_check_interval_seconds,
        rule::positive},
+      {"MG_EXPIRATION_BATCH_SIZE", &settings::expiration_batch_size, rule::at_least_one},
       {"MG_TEMPLATE_PROPOSAL_EXPIRATION_INTERVAL_SECONDS",
        &settings::template_proposal_expiration_interval_seconds, rule::positive},
       {"MG_EXECUTOR_HEALTH_INTERVAL_SECONDS", &settings::executor_health_interval_seconds,

@@ -57,6 +57,7 @@ struct settings {
   // MG_CALLBACK_SIGNATURE_SCHEME: v3|standard-webhooks (needs a whsec_ secret).
   std::string callback_signature_scheme = "v3";
   double expiration_check_interval_seconds = 30; // MG_EXPIRATION_CHECK_INTERVAL_SECONDS
+  int expiration_batch_size = 20; // MG_EXPIRATION_BATCH_SIZE (the reference's LIMIT 20)
   double template_proposal_expiration_interval_seconds =
       30;                                       // MG_TEMPLATE_PROPOSAL_EXPIRATION_INTERVAL_SECONDS
   double executor_health_interval_seconds = 60; // MG_EXECUTOR_HEALTH_INTERVAL_SECONDS

@@ -24,6 +24,9 @@ struct sim_config {
   std::string fail_at;
   std::string unknown_at;
   node_state recover_to = node_state::completed;
+  // What an accepted submit answers: SUBMITTED, or a provider that settles
+  // at once (COMPLETED) or is already being watched (OBSERVING).
+  node_state submit_to = node_state::submitted;
   std::string extra_refs = "{}"; // config.sim.provider_refs, merged into submit refs
   // Beyond SPEC §4, for crash tests: submit waits before writing its ledger
   // row (a crash then leaves no record) or after it (a crash then loses
@@ -64,6 +67,8 @@ sim_config read_config(const domain::execution_context& ctx) {
   c.unknown_at = json::get_string(s, "unknown_at");
   c.recover_to = domain::parse_node_state(json::get_string(s, "recover_to", "COMPLETED"))
                      .value_or(node_state::completed);
+  c.submit_to = domain::parse_node_state(json::get_string(s, "submit_to", "SUBMITTED"))
+                    .value_or(node_state::submitted);
   if (s.HasMember("provider_refs") && s["provider_refs"].IsObject())
     c.extra_refs = json::dump(s["provider_refs"]);
   if (s.HasMember("answer") && s["answer"].IsObject())
@@ -177,7 +182,7 @@ step_result sim_executor::submit(const domain::execution_context& ctx,
     return domain::step_result_from_json(a->second); // accepted, whatever it says
   // A duplicate submit of an accepted key is idempotent: same answer, no
   // second side effect.
-  auto r = result(c.unknown_at == "submit" ? node_state::unknown : node_state::submitted);
+  auto r = result(c.unknown_at == "submit" ? node_state::unknown : c.submit_to);
   r.provider_refs = submit_refs(ctx, c);
   r.provider_ref_id = "sim-" + ctx.idempotency_key;
   r.retry_after_seconds = c.retry_after_seconds;

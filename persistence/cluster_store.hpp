@@ -15,7 +15,7 @@ namespace mg::db {
 /// name is this name's previous incarnation: its claimed work goes to
 /// recovery first, as a survivor would have done.
 void join_cluster(pqxx::connection& conn, const std::string& runtime_node, const std::string& host,
-                  int cluster_port, double lease_seconds, int callback_max_attempts = 5);
+                  int cluster_port, double lease_seconds, int callback_max_attempts);
 
 /// Records the port the cluster front door actually bound (MG_CLUSTER_ADDR
 /// with port 0 picks one) in this process's row.
@@ -58,12 +58,11 @@ struct takeover {
 /// a late write of the dead process changes nothing; then its row is
 /// deleted. nullopt when no dead process is left to take.
 std::optional<takeover> take_over_one_dead_node(pqxx::transaction_base& tx, const std::string& me,
-                                                double lease_seconds,
-                                                int callback_max_attempts = 5);
+                                                double lease_seconds, int callback_max_attempts);
 
 /// Hands every node claimed by `runtime_node` over (see above); the caller
 /// holds that node's cluster_nodes row lock.
 takeover hand_over_claims(pqxx::transaction_base& tx, const std::string& runtime_node,
-                          int callback_max_attempts = 5);
+                          int callback_max_attempts);
 
 } // namespace mg::db

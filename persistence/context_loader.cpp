@@ -11,11 +11,15 @@ namespace mg::db {
 
 namespace {
 
+/// The node's direct predecessors in plan order (the template's node order).
 std::vector<std::string> direct_predecessor_keys(const domain::plan& p, const std::string& key) {
   std::vector<std::string> out;
-  if (auto i = p.find(key))
-    for (int j : p.predecessors[*i])
+  if (auto i = p.find(key)) {
+    std::vector<int> in_plan_order(p.predecessors[*i].begin(), p.predecessors[*i].end());
+    std::sort(in_plan_order.begin(), in_plan_order.end());
+    for (int j : in_plan_order)
       out.push_back(p.nodes[j].node_key);
+  }
   return out;
 }
 
@@ -51,15 +55,23 @@ context_result build_context(pqxx::transaction_base& tx, const claimed_node& n,
       " FROM movement_request_nodes n WHERE n.request_id = $1 AND n.node_state = 'COMPLETED'"};
   auto rows = exec(tx, q, n.request_id, text_array(preds));
   std::map<std::string, std::string> completed_refs;
+  std::map<std::string, std::string> completed_artifacts;
+  for (auto row : rows) {
+    completed_refs[row[0].c_str()] = row[1].c_str();
+    completed_artifacts[row[0].c_str()] = row[2].c_str();
+  }
+  // provider_context: the completed direct predecessors' provider_refs,
+  // merged in plan order, so on a shared key the predecessor listed last in
+  // the template wins (deterministic, whatever order SQL returns rows in);
+  // prior_artifacts follow the same order.
   json::document provider_context(rapidjson::kObjectType);
   json::document prior(rapidjson::kArrayType);
-  for (auto row : rows) {
-    std::string key = row[0].c_str();
-    completed_refs[key] = row[1].c_str();
-    if (std::find(preds.begin(), preds.end(), key) == preds.end())
+  for (const auto& key : preds) {
+    auto refs = completed_refs.find(key);
+    if (refs == completed_refs.end())
       continue;
-    merge_into(provider_context, row[1].c_str());
-    auto artifacts = json::parse_trusted(row[2].c_str(), "artifacts");
+    merge_into(provider_context, refs->second);
+    auto artifacts = json::parse_trusted(completed_artifacts[key], "artifacts");
     for (auto& a : artifacts.GetArray())
       prior.PushBack(json::value(a, prior.GetAllocator()), prior.GetAllocator());
   }

@@ -31,7 +31,7 @@ struct pending_artifact {
 /// every node step, in the same transaction, in the order they were added.
 class event_batch {
 public:
-  event_batch(std::string request_id, int callback_max_attempts = 5)
+  event_batch(std::string request_id, int callback_max_attempts)
       : request_id_(std::move(request_id)), max_attempts_(callback_max_attempts) {}
 
   void add(event e) { events_.push_back(std::move(e)); }

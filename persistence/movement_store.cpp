@@ -12,8 +12,8 @@ namespace mg::db {
 using domain::node_state;
 using domain::request_state;
 
-create_result create_request(pqxx::transaction_base& tx, plan_cache& plans,
-                             const create_params& p) {
+create_result create_request(pqxx::transaction_base& tx, plan_cache& plans, const create_params& p,
+                             int callback_max_attempts) {
   auto existing = tx.exec_params("SELECT id FROM movement_requests WHERE idempotency_key = $1",
                                  p.idempotency_key);
   if (!existing.empty())
@@ -52,7 +52,7 @@ create_result create_request(pqxx::transaction_base& tx, plan_cache& plans,
       "             $8::bool[]) WITH ORDINALITY AS u(k, kind, t, e, s, se, sr, ord)",
       id, text_array(keys), text_array(kinds), text_array(types), text_array(executors),
       text_array(signers), text_array(side), text_array(signing));
-  event_batch events(id);
+  event_batch events(id, callback_max_attempts);
   events.add({"request_created", "PENDING_APPROVAL", "", "", "{}"});
   events.flush(tx);
   return {id, false};

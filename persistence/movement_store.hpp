@@ -30,12 +30,15 @@ struct create_result {
 /// Inserts the request (PENDING_APPROVAL) and its nodes (all BLOCKED) with
 /// the request_created event. An existing idempotency key returns that
 /// request with deduplicated = true. Throws std::invalid_argument for an
-/// unknown template.
-create_result create_request(pqxx::transaction_base& tx, plan_cache& plans, const create_params& p);
+/// unknown template. The request_created callback row takes
+/// `callback_max_attempts` (MG_CALLBACK_MAX_ATTEMPTS): no default, so no
+/// caller can forget it.
+create_result create_request(pqxx::transaction_base& tx, plan_cache& plans, const create_params& p,
+                             int callback_max_attempts);
 
 struct reconcile_settings {
-  double unknown_escalate_seconds = 900;
-  int callback_max_attempts = 5;
+  double unknown_escalate_seconds;
+  int callback_max_attempts;
 };
 
 struct reconcile_outcome {

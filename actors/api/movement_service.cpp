@@ -123,6 +123,18 @@ std::string movement_or_empty(pqxx::transaction_base& tx, const std::string& id)
   return db::movement_json(tx, id).value_or("{}");
 }
 
+/// SPEC §7: callbacks are never sent unsigned, so a process without
+/// MG_CALLBACK_SECRET takes no callback_url it could never deliver.
+std::optional<error> callbacks_unavailable(const std::string& callback_url,
+                                           const config::settings& s) {
+  if (callback_url.empty() || !s.callback_secret.empty())
+    return std::nullopt;
+  return error{422,
+               "callbacks_not_configured",
+               "callbacks are not configured on this server (MG_CALLBACK_SECRET is not set)",
+               {{"callback_url", "callbacks are not configured"}}};
+}
+
 bool one_of(const std::string& s, std::initializer_list<const char*> states) {
   for (auto* x : states)
     if (s == x)
@@ -153,6 +165,8 @@ reply movement_service::create(const caller& who, const json::value& body,
   if (!parsed.ok())
     return refused("create", who, "", parsed.error);
   const auto& b = *parsed.value;
+  if (auto e = callbacks_unavailable(b.callback_url, ctx_.settings))
+    return refused("create", who, "", *e);
   std::string created_id;
   // A concurrent create with the same key loses (at the unique index, or
   // when create_request finds the winner's row); the next try answers from
@@ -211,7 +225,7 @@ reply movement_service::create(const caller& who, const json::value& body,
         p.approval_ttl_seconds = ctx_.settings.approval_ttl_seconds;
         db::create_result created;
         try {
-          created = db::create_request(tx, ctx_.plans, p);
+          created = db::create_request(tx, ctx_.plans, p, ctx_.settings.callback_max_attempts);
         } catch (const std::invalid_argument& e) {
           return refused("create", who, "", unprocessable(e.what()));
         }

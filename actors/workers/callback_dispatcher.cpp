@@ -94,6 +94,10 @@ pass_result callback_dispatch_pass(db::connection_slot& conn, const config::sett
 pass_result callback_dispatch_pass(db::connection_slot& conn, const config::settings& s,
                                    const callback_delivery_options& options) {
   pass_result out;
+  if (options.secret.empty()) {
+    out.standing_problem = callbacks_unsigned_problem;
+    return out;
+  }
   auto rows = db::claim_due_callbacks(conn.get(), s.network_class, s.callback_batch_size,
                                       callback_lease_seconds(options.timeout_seconds));
   if (rows.empty())
@@ -161,7 +165,9 @@ bool callback_dispatcher::wait_for_notification(int wait_ms) {
 }
 
 pass_result callback_dispatcher::pass(db::connection_slot& conn) {
-  if (!settings_.wakeups_enabled)
+  // Nothing to send, so nothing to listen for: a plain pass per interval
+  // that only reports the missing secret.
+  if (!settings_.wakeups_enabled || settings_.callback_secret.empty())
     return callback_dispatch_pass(conn, settings_);
   auto now = std::chrono::steady_clock::now();
   if (notified_ || now >= next_poll_) {

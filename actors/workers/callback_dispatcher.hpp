@@ -54,7 +54,13 @@ double callback_lease_seconds(double timeout_seconds);
 db::callback_outcome deliver_callback(const db::callback_claim& row,
                                       const callback_delivery_options& options);
 
+/// Heartbeat last_error of a dispatcher without MG_CALLBACK_SECRET.
+inline constexpr const char* callbacks_unsigned_problem =
+    "MG_CALLBACK_SECRET is not set: no callback is sent (never unsigned)";
+
 /// One batch: claim, send concurrently, record. processed = rows attempted.
+/// Without a callback secret nothing is claimed or sent and the result's
+/// standing_problem says so.
 pass_result callback_dispatch_pass(db::connection_slot& conn, const config::settings& s);
 /// The same with the delivery options given (e.g. a test resolver).
 pass_result callback_dispatch_pass(db::connection_slot& conn, const config::settings& s,

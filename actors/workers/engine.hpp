@@ -53,6 +53,10 @@ struct pass_result {
   std::optional<double> next_due_in_seconds;
   /// Work was there but its rows were locked by another transaction.
   bool busy = false;
+  /// A standing condition that stops the worker doing its job without
+  /// failing the pass (no error count, no backoff): the loop runner puts it
+  /// in the heartbeat's last_error so operators see it.
+  std::string standing_problem;
 };
 
 } // namespace mg::workers

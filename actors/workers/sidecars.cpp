@@ -35,18 +35,17 @@ std::vector<worker_spec> sidecar_workers(const std::shared_ptr<workers::engine_c
                    [](db::connection_slot& c) {
                      return workers::audit_promotion_pass(c);
                    }});
-  // Unsigned callbacks are never sent: without a secret the rows wait in
-  // the outbox (nothing lost) until a process with one delivers them.
-  if (s.callback_secret.empty()) {
-    log::warn("callback_dispatcher skipped: MG_CALLBACK_SECRET is not set");
-  } else {
-    auto callbacks = std::make_shared<workers::callback_dispatcher>(s);
-    specs.push_back({"callback_dispatcher", worker_group::sidecar,
-                     every(s.callback_dispatch_interval_seconds, true),
-                     [callbacks](db::connection_slot& c) {
-                       return callbacks->pass(c);
-                     }});
-  }
+  // Always on (the reference). Unsigned callbacks are never sent: without a
+  // secret each pass sends nothing and says why in the heartbeat; the rows
+  // wait in the outbox (nothing lost) until a process with one delivers them.
+  if (s.callback_secret.empty())
+    log::warn("callback_dispatcher sends nothing: MG_CALLBACK_SECRET is not set");
+  auto callbacks = std::make_shared<workers::callback_dispatcher>(s);
+  specs.push_back({"callback_dispatcher", worker_group::sidecar,
+                   every(s.callback_dispatch_interval_seconds, true),
+                   [callbacks](db::connection_slot& c) {
+                     return callbacks->pass(c);
+                   }});
   return specs;
 }
 

@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "actors/workers/sidecars.hpp"
+#include "tests/support/db_helpers.hpp"
 #include "tests/support/runtime_fixture.hpp"
 
 using namespace mg;
@@ -12,7 +13,8 @@ using namespace std::chrono_literals;
 namespace {
 
 const char* const sidecar_names[] = {"expiration_checker", "template_proposal_expiration",
-                                     "executor_health", "audit_outbox_promoter"};
+                                     "executor_health", "audit_outbox_promoter",
+                                     "callback_dispatcher"};
 
 } // namespace
 
@@ -20,7 +22,7 @@ BOOST_AUTO_TEST_SUITE(sidecar_group)
 
 BOOST_FIXTURE_TEST_CASE(sidecar_workers_are_all_in_the_sidecar_group, test::runtime_fixture) {
   auto specs = actors::sidecar_workers(ctx);
-  BOOST_REQUIRE(specs.size() == 4u);
+  BOOST_REQUIRE(specs.size() == 5u); // callback_dispatcher too, with or without a secret
   for (size_t i = 0; i < specs.size(); ++i) {
     BOOST_TEST(specs[i].name == sidecar_names[i]);
     BOOST_TEST(std::string(to_string(specs[i].group)) == "sidecar");
@@ -54,6 +56,33 @@ BOOST_FIXTURE_TEST_CASE(runtime_runs_the_sidecars_in_the_sidecar_group, test::ru
       5s));
   BOOST_TEST(scalar("SELECT observed_signer_address FROM signers WHERE signer_key = 'sim'") ==
              "0x5157000000000000000000000000000000005157");
+  BOOST_TEST(stop() == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(callback_dispatcher_without_a_secret_heartbeats_and_sends_nothing,
+                        test::runtime_fixture) {
+  settings.callback_secret.clear();
+  settings.callback_dispatch_interval_seconds = 0.1;
+  apply_settings();
+  add_template(test::one_node("cb_solo"));
+  auto id = create("cb_solo", "{}", "http://127.0.0.1:9/never");
+  start();
+  const std::string hb = "SELECT last_error FROM worker_heartbeats WHERE worker_name ="
+                         " 'callback_dispatcher' AND runtime_node = 'test-node'";
+  BOOST_TEST(
+      eventually([&] { return scalar(hb).find("MG_CALLBACK_SECRET") != std::string::npos; }, 10s));
+  BOOST_TEST(scalar("SELECT status || '/' || consecutive_errors FROM worker_heartbeats"
+                    " WHERE worker_name = 'callback_dispatcher'") == "running/0");
+  // Passes keep running (iterations grow) and leave the row alone.
+  BOOST_TEST(eventually(
+      [&] {
+        return count("SELECT iterations FROM worker_heartbeats"
+                     " WHERE worker_name = 'callback_dispatcher'") >= 3;
+      },
+      10s));
+  BOOST_TEST(scalar("SELECT status || '/' || attempts FROM movement_callback_outbox"
+                    " WHERE request_id = '" +
+                    id + "'") == "pending/0");
   BOOST_TEST(stop() == 0);
 }
 

@@ -290,6 +290,48 @@ BOOST_FIXTURE_TEST_CASE(two_dispatchers_never_send_a_row_twice, callback_fixture
                    " AND attempts = 1") == 10);
 }
 
+BOOST_FIXTURE_TEST_CASE(a_pass_sends_the_five_oldest_rows_first, callback_fixture) {
+  test::callback_receiver receiver;
+  std::vector<std::string> rows;
+  for (int i = 0; i < 7; ++i)
+    rows.push_back(outbox_row(receiver.url()));
+  // created_at against insertion order: the last row written is the oldest,
+  // so neither id nor insertion order can pass for FIFO.
+  for (int i = 0; i < 7; ++i)
+    exec("UPDATE movement_callback_outbox SET created_at = now() - interval '" +
+         std::to_string(i + 1) + " minutes' WHERE id = '" + rows[i] + "'");
+  BOOST_TEST(settings.callback_batch_size == 5); // the reference's LIMIT 5
+  BOOST_TEST(pass().processed == 5);
+  for (int i = 0; i < 7; ++i)
+    BOOST_TEST_CONTEXT("row " << i) {
+      BOOST_TEST(col(rows[i], "status") == (i >= 2 ? "sent" : "pending"));
+    }
+  // The receiver got exactly the five oldest events (sent concurrently, so
+  // their arrival order is not the claim order).
+  auto got = receiver.received();
+  BOOST_REQUIRE(got.size() == 5u);
+  std::vector<std::string> want;
+  for (int i = 6; i >= 2; --i)
+    want.push_back(col(rows[i], "event_id"));
+  std::set<std::string> sent_ids, want_ids(want.begin(), want.end());
+  for (auto& r : got)
+    sent_ids.insert(json::parse_trusted(r.body, "callback")["event_id"].GetString());
+  BOOST_TEST(sent_ids == want_ids);
+}
+
+BOOST_FIXTURE_TEST_CASE(without_a_secret_nothing_is_claimed_or_sent, callback_fixture) {
+  test::callback_receiver receiver;
+  auto row = outbox_row(receiver.url());
+  settings.callback_secret.clear();
+  auto r = pass();
+  BOOST_TEST(r.processed == 0);
+  BOOST_TEST(r.standing_problem.find("MG_CALLBACK_SECRET") != std::string::npos);
+  BOOST_TEST(receiver.count() == 0u);
+  BOOST_TEST(col(row, "status") == "pending");
+  BOOST_TEST(col(row, "attempts") == "0");
+  BOOST_TEST(col(row, "next_attempt_at IS NULL") == "t"); // not leased either
+}
+
 BOOST_FIXTURE_TEST_CASE(batch_is_sent_concurrently, callback_fixture) {
   test::callback_receiver receiver(0, 600ms);
   for (int i = 0; i < 5; ++i)

@@ -22,7 +22,7 @@ namespace {
 constexpr double lease = 8;
 
 void join(db_fixture& f, const std::string& name) {
-  db::join_cluster(f.conn.get(), name, "127.0.0.1", 4242, lease);
+  db::join_cluster(f.conn.get(), name, "127.0.0.1", 4242, lease, f.settings.callback_max_attempts);
 }
 
 /// The lease of `name` last renewed `seconds_ago`.
@@ -51,7 +51,7 @@ struct cluster_fixture : db_fixture {
 
   std::optional<db::takeover> take_over(pqxx::connection& c, const std::string& me) {
     pqxx::work tx(c);
-    auto r = db::take_over_one_dead_node(tx, me, lease);
+    auto r = db::take_over_one_dead_node(tx, me, lease, settings.callback_max_attempts);
     tx.commit();
     return r;
   }
@@ -153,7 +153,7 @@ BOOST_FIXTURE_TEST_CASE(late_write_with_the_old_token_changes_nothing, cluster_f
   BOOST_REQUIRE(take_over(conn.get(), "alive"));
   // The dead (frozen) process wakes up and commits its submit result.
   pqxx::work tx(*other);
-  db::event_batch events(as_dead_read_it->request_id);
+  db::event_batch events(as_dead_read_it->request_id, settings.callback_max_attempts);
   db::node_update u;
   u.next_state = domain::node_state::submitted;
   BOOST_CHECK_THROW(db::apply_node_update(tx, *as_dead_read_it, u, events), db::stale_write);
@@ -203,7 +203,7 @@ BOOST_FIXTURE_TEST_CASE(two_survivors_take_the_dead_node_exactly_once, cluster_f
   {
     // s1 holds the dead node's row: s2 skips it instead of waiting.
     pqxx::work t1(conn.get());
-    auto first = db::take_over_one_dead_node(t1, "s1", lease);
+    auto first = db::take_over_one_dead_node(t1, "s1", lease, settings.callback_max_attempts);
     BOOST_REQUIRE(first);
     BOOST_TEST(first->sent_to_recovery == 3);
     BOOST_TEST(!take_over(*other, "s2"));

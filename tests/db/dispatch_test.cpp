@@ -461,7 +461,7 @@ BOOST_FIXTURE_TEST_CASE(stale_result_changes_nothing, test::db_fixture) {
     pqxx::work tx(*c);
     auto n = read_claimed(tx, a);
     n.claim_token = tx.exec("SELECT gen_random_uuid()::text")[0][0].c_str();
-    db::event_batch batch(id);
+    db::event_batch batch(id, settings.callback_max_attempts);
     BOOST_CHECK_THROW(db::apply_node_update(tx, n, u, batch), db::stale_write);
     tx.abort();
   }
@@ -472,7 +472,7 @@ BOOST_FIXTURE_TEST_CASE(stale_result_changes_nothing, test::db_fixture) {
     pqxx::work tx(*c);
     auto n = read_claimed(tx, a);
     n.attempt_no = 2; // right token, wrong attempt
-    db::event_batch batch(id);
+    db::event_batch batch(id, settings.callback_max_attempts);
     BOOST_CHECK_THROW(db::apply_node_update(tx, n, u, batch), db::stale_write);
     tx.abort();
   }
@@ -483,7 +483,7 @@ BOOST_FIXTURE_TEST_CASE(stale_result_changes_nothing, test::db_fixture) {
   {
     pqxx::work tx(*c);
     auto n = read_claimed(tx, a);
-    db::event_batch batch(id);
+    db::event_batch batch(id, settings.callback_max_attempts);
     auto fx = db::apply_node_update(tx, n, u, batch);
     BOOST_TEST(fx.applied);
     BOOST_TEST(fx.pauses_dispatch);
@@ -573,6 +573,66 @@ BOOST_FIXTURE_TEST_CASE(sim_outcomes_at_dispatch, test::db_fixture) {
                    ":1' AND NOT fenced") == 1);
   BOOST_TEST(!node_col(*this, n, "unknown_since").empty());
   BOOST_TEST(request_col(*this, unk, "dispatch_paused") == "t");
+}
+
+BOOST_FIXTURE_TEST_CASE(submit_answering_completed_or_observing, test::db_fixture) {
+  add_template(
+      one_node("s_done", "chain_transfer", R"("config": {"sim": {"submit_to": "COMPLETED"}})"));
+  add_template(one_node("s_obs", "chain_transfer",
+                        R"("config": {"sim": {"submit_to": "OBSERVING",
+                                              "retry_after_seconds": 40}})"));
+  auto done = create_and_approve("s_done");
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
+  auto n = node_id(*this, done);
+  BOOST_TEST(node_col(*this, n, "node_state") == "COMPLETED");
+  BOOST_TEST(node_col(*this, n, "next_observe_at IS NULL") == "t"); // nothing to observe
+  BOOST_TEST(ledger_rows(*this, n) == 1);
+  reconcile(done);
+  BOOST_TEST(snapshot(done).request_state == "COMPLETED");
+  // The observer has nothing to do for it.
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 0);
+
+  auto obs = create_and_approve("s_obs");
+  auto r = workers::dispatch_pass(conn, engine());
+  BOOST_TEST(r.processed == 1);
+  BOOST_TEST(r.wake_observer);
+  n = node_id(*this, obs);
+  BOOST_TEST(node_col(*this, n, "node_state") == "OBSERVING");
+  // The provider's retry hint sets the first observation.
+  double in = std::stod(node_col(*this, n, "extract(epoch FROM next_observe_at - now())"));
+  BOOST_TEST((in > 30 && in <= 40), "next observation in " << in);
+  reconcile(obs);
+  BOOST_TEST(snapshot(obs).request_state == "EXECUTING");
+}
+
+BOOST_FIXTURE_TEST_CASE(provider_context_merges_predecessors_in_plan_order, test::db_fixture) {
+  // Both predecessors give the same key; "z_first" comes first in the plan,
+  // so "a_second" (later in the plan) wins, whatever order rows come back in.
+  add_template(R"({"template_key": "fan_in", "version": 1,
+    "nodes": [{"node_key": "z_first", "action_type": "step", "executor_key": "sim",
+               "config": {"sim": {"provider_refs": {"shared": "z_first", "only_z": 1}}}},
+              {"node_key": "a_second", "action_type": "step", "executor_key": "sim",
+               "config": {"sim": {"provider_refs": {"shared": "a_second", "only_a": 2}}}},
+              {"node_key": "join", "action_type": "step", "executor_key": "sim"}],
+    "edges": [["a_second", "join"], ["z_first", "join"]]})");
+  auto id = create_and_approve("fan_in");
+  for (int i = 0; i < 2; ++i)
+    BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 2);
+  // Rewrite the first predecessor's row: its new row version now comes
+  // after the second's in the table, so unordered reads return it last.
+  exec("UPDATE movement_request_nodes SET updated_at = updated_at WHERE request_id = '" + id +
+       "' AND node_key = 'z_first'");
+  reconcile(id);
+  BOOST_TEST_REQUIRE(node_state(id, "join") == "READY");
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
+  auto payload = scalar("SELECT payload->>'payload' FROM node_artifacts WHERE node_id = '" +
+                        node_id(*this, id, "join") + "' AND kind = 'prepared_action'");
+  auto doc = json::parse_trusted(payload, "prepared payload");
+  auto& pc = doc["provider_context"];
+  BOOST_TEST(std::string(pc["shared"].GetString()) == "a_second");
+  BOOST_TEST(pc["only_z"].GetInt() == 1);
+  BOOST_TEST(pc["only_a"].GetInt() == 2);
 }
 
 BOOST_FIXTURE_TEST_CASE(signing, test::db_fixture) {
@@ -693,7 +753,7 @@ BOOST_FIXTURE_TEST_CASE(result_commit_locks_the_request_before_the_node, test::d
       auto c = db::connect(url);
       pqxx::work tx(*c);
       auto n = db::load_node(tx, nid).value();
-      db::event_batch events(id);
+      db::event_batch events(id, settings.callback_max_attempts);
       db::node_update u;
       u.next_state = domain::node_state::submitted;
       db::apply_node_update(tx, n, u, events);

@@ -743,6 +743,7 @@ BOOST_FIXTURE_TEST_CASE(complete_refusals_change_nothing, service_fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(callback_outbox_rows_follow_every_transition, service_fixture) {
+  settings.callback_secret = "cb-secret";
   auto r = svc.create(alice, body(R"({"template_key": "manual", "idempotency_key": "cb",
       "intent": {"asset": "A", "amount": "1"}, "callback_url": "https://example.com/cb"})"));
   BOOST_TEST_REQUIRE(r.status == 201);
@@ -754,6 +755,32 @@ BOOST_FIXTURE_TEST_CASE(callback_outbox_rows_follow_every_transition, service_fi
       count("SELECT count(*) FROM movement_callback_outbox WHERE request_id = '" + id + "'"));
   BOOST_TEST(count("SELECT count(*) FROM movement_callback_outbox WHERE event_type ="
                    " 'request_cancelled'") == 1);
+}
+
+BOOST_FIXTURE_TEST_CASE(callback_url_without_a_callback_secret_is_refused, service_fixture) {
+  const char* with_url = R"({"template_key": "solo", "idempotency_key": "nocb",
+      "intent": {"asset": "A", "amount": "1"}, "callback_url": "https://example.com/cb"})";
+  settings.callback_secret.clear();
+  auto r = svc.create(alice, body(with_url));
+  BOOST_TEST(r.status == 422);
+  BOOST_TEST(std::string(body(r.body)["error"]["code"].GetString()) == "callbacks_not_configured");
+  BOOST_TEST(r.body.find("callback_url") != std::string::npos);
+  BOOST_TEST(count("SELECT count(*) FROM movement_requests") == 0);
+  // Without a callback_url the same server creates.
+  BOOST_TEST(create_via("solo", "nocb-2").status == 201);
+  // With the secret the same body is taken.
+  settings.callback_secret = "cb-secret";
+  BOOST_TEST(svc.create(alice, body(with_url)).status == 201);
+}
+
+BOOST_FIXTURE_TEST_CASE(request_created_callback_takes_the_max_attempts_setting, service_fixture) {
+  settings.callback_secret = "cb-secret";
+  settings.callback_max_attempts = 3;
+  auto r = svc.create(alice, body(R"({"template_key": "solo", "idempotency_key": "m3",
+      "intent": {"asset": "A", "amount": "1"}, "callback_url": "https://example.com/cb"})"));
+  BOOST_TEST_REQUIRE(r.status == 201);
+  BOOST_TEST(scalar("SELECT string_agg(max_attempts::text, ',') FROM movement_callback_outbox"
+                    " WHERE event_type = 'request_created'") == "3");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

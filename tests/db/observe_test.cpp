@@ -134,6 +134,51 @@ BOOST_FIXTURE_TEST_CASE(polls_until_done, test::db_fixture) {
   BOOST_TEST(snapshot(id).request_state == "COMPLETED");
 }
 
+BOOST_FIXTURE_TEST_CASE(observe_answering_unknown, test::db_fixture) {
+  add_template(one_node("lost", "chain_transfer", R"("side_effect": true,
+      "config": {"sim": {"unknown_at": "observe"}})"));
+  std::string id;
+  auto n = submitted(*this, "lost", &id);
+  auto r = workers::observe_pass(conn, engine());
+  BOOST_TEST(r.processed == 1);
+  BOOST_TEST(node_col(*this, n, "node_state") == "UNKNOWN");
+  BOOST_TEST(!node_col(*this, n, "unknown_since").empty());
+  BOOST_TEST(node_col(*this, n, "next_observe_at IS NULL") == "t");
+  BOOST_TEST(node_col(*this, n, "observe_count") == "1");
+  BOOST_TEST(count("SELECT count(*) FROM node_artifacts WHERE node_id = '" + n +
+                   "' AND kind = 'observe_proof' AND payload->>'next_state' = 'UNKNOWN'") == 1);
+  // No longer the observer's: recovery owns it now.
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 0);
+  reconcile(id);
+  BOOST_TEST(snapshot(id).request_state != "COMPLETED");
+  BOOST_TEST(snapshot(id).request_state != "FAILED"); // UNKNOWN is never a failure
+}
+
+BOOST_FIXTURE_TEST_CASE(a_pass_observes_the_ten_oldest_requests_first, test::db_fixture) {
+  add_template(one_node("many"));
+  std::vector<std::string> requests, nodes;
+  for (int i = 0; i < 12; ++i) {
+    std::string id;
+    nodes.push_back(submitted(*this, "many", &id));
+    requests.push_back(id);
+  }
+  // Request age against creation order: the last created is the oldest.
+  for (int i = 0; i < 12; ++i) {
+    exec("UPDATE movement_requests SET created_at = now() - interval '" + std::to_string(i + 1) +
+         " minutes' WHERE id = '" + requests[i] + "'");
+    exec("UPDATE movement_request_nodes SET request_created_at = now() - interval '" +
+         std::to_string(i + 1) + " minutes' WHERE id = '" + nodes[i] + "'");
+    make_due(*this, nodes[i]);
+  }
+  BOOST_TEST(settings.node_observe_batch_size == 10); // the reference's LIMIT 10
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 10);
+  for (int i = 0; i < 12; ++i)
+    BOOST_TEST_CONTEXT("request " << i) {
+      BOOST_TEST(node_col(*this, nodes[i], "node_state") == (i >= 2 ? "COMPLETED" : "SUBMITTED"));
+    }
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 2);
+}
+
 BOOST_FIXTURE_TEST_CASE(observation_timeout, test::db_fixture) {
   add_template(one_node("timed", "chain_transfer",
                         R"("side_effect": true, "timeout_policy": {"observe_seconds": 1})"));

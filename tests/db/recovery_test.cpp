@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "actors/workers/node_dispatcher.hpp"
+#include "actors/workers/node_observer.hpp"
 #include "actors/workers/node_recovery.hpp"
 #include "actors/workers/reconcile_sweep.hpp"
 #include "persistence/db.hpp"
@@ -149,7 +150,7 @@ BOOST_FIXTURE_TEST_CASE(submitting_past_grace_with_ledger_row_is_found, test::db
     pqxx::work tx(*other);
     db::node_update u;
     u.next_state = domain::node_state::submitted;
-    db::event_batch events(id);
+    db::event_batch events(id, settings.callback_max_attempts);
     BOOST_CHECK_THROW(db::apply_node_update(tx, stale, u, events), db::stale_write);
     tx.abort();
   }
@@ -297,6 +298,100 @@ BOOST_FIXTURE_TEST_CASE(four_arms_split_the_batch, test::db_fixture) {
   BOOST_TEST(unknown_of("ccip_send") == 0);
   BOOST_TEST(unknown_of("chain_transfer") == 0);
   BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(recover_answering_submitted_goes_back_to_the_observer, test::db_fixture) {
+  settings.node_submitting_grace_seconds = 2;
+  apply_settings();
+  add_template(
+      one_node("r_sub", "chain_transfer", R"("config": {"sim": {"recover_to": "SUBMITTED"}})"));
+  auto id = create_and_approve("r_sub");
+  auto n = node_id(*this, id);
+  make_submitting(*this, id, n, 60);
+  accept_in_ledger(*this, n);
+  workers::recovery_counts counts;
+  auto r = workers::recovery_pass(conn, engine(), &counts);
+  BOOST_TEST(r.processed == 1);
+  BOOST_TEST(counts.found == 1);
+  BOOST_TEST(node_col(*this, n, "node_state") == "SUBMITTED");
+  BOOST_TEST(node_col(*this, n, "next_observe_at <= clock_timestamp()") == "t"); // due at once
+  BOOST_TEST(node_col(*this, n, "attempt_no") == "1");
+  BOOST_TEST(count("SELECT count(*) FROM node_artifacts WHERE node_id = '" + n +
+                   "' AND kind = 'recover_proof' AND payload->>'next_state' = 'SUBMITTED'") == 1);
+  // The observer takes it from there; no second submit.
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 1);
+  BOOST_TEST(node_col(*this, n, "node_state") == "COMPLETED");
+  BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE node_id = '" + n + "'") == 1);
+}
+
+BOOST_FIXTURE_TEST_CASE(recover_answering_failed_fails_the_node, test::db_fixture) {
+  add_template(
+      one_node("r_fail", "chain_transfer", R"("config": {"sim": {"recover_to": "FAILED"}})"));
+  auto id = create_and_approve("r_fail");
+  auto n = node_id(*this, id);
+  make_unknown(*this, id, n, 30);
+  accept_in_ledger(*this, n);
+  workers::recovery_counts counts;
+  BOOST_TEST(workers::recovery_pass(conn, engine(), &counts).processed == 1);
+  BOOST_TEST(counts.found == 1);
+  BOOST_TEST(node_col(*this, n, "node_state") == "FAILED");
+  BOOST_TEST(node_col(*this, n, "unknown_since").empty());
+  BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE fenced") == 0);
+  BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 0);
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 0); // no new attempt
+  reconcile(id);
+  BOOST_TEST(snapshot(id).request_state == "FAILED");
+}
+
+BOOST_FIXTURE_TEST_CASE(each_arm_takes_its_longest_idle_node_first, test::db_fixture) {
+  add_template(R"({"template_key": "idle", "version": 1, "nodes": [
+    {"node_key": "t1", "action_type": "chain_transfer", "executor_key": "sim"},
+    {"node_key": "t2", "action_type": "chain_transfer", "executor_key": "sim"},
+    {"node_key": "t3", "action_type": "chain_transfer", "executor_key": "sim"}]})");
+  auto id = create_and_approve("idle");
+  // updated_at against plan order: t2 idle longest, then t3, then t1.
+  make_unknown(*this, id, node_id(*this, id, "t1"), 10);
+  make_unknown(*this, id, node_id(*this, id, "t2"), 30);
+  make_unknown(*this, id, node_id(*this, id, "t3"), 20);
+  settings.node_recovery_batch_size = 4; // one per arm
+  apply_settings();
+  for (auto expected : {"t2", "t3", "t1"}) {
+    BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 1);
+    BOOST_TEST(node_state(id, expected) != "UNKNOWN", expected); // the others wait
+  }
+  BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(stargate_and_cex_arms_get_their_share, test::db_fixture) {
+  add_template(R"({"template_key": "sg_cex", "version": 1, "nodes": [
+    {"node_key": "s1", "action_type": "stargate_swap", "executor_key": "sim"},
+    {"node_key": "s2", "action_type": "stargate_swap", "executor_key": "sim"},
+    {"node_key": "x1", "action_type": "cex_withdrawal", "executor_key": "sim"},
+    {"node_key": "x2", "action_type": "cex_withdrawal", "executor_key": "sim"},
+    {"node_key": "o1", "action_type": "chain_transfer", "executor_key": "sim"},
+    {"node_key": "o2", "action_type": "chain_transfer", "executor_key": "sim"},
+    {"node_key": "o3", "action_type": "chain_transfer", "executor_key": "sim"}]})");
+  auto id = create_and_approve("sg_cex");
+  // The "other" nodes are the longest idle: without the arms they would
+  // take the whole batch.
+  for (auto key : {"s1", "s2", "x1", "x2"})
+    make_unknown(*this, id, node_id(*this, id, key), 10);
+  for (auto key : {"o1", "o2", "o3"})
+    make_unknown(*this, id, node_id(*this, id, key), 60);
+  auto unknown_of = [&](const std::string& type) {
+    return count("SELECT count(*) FROM movement_request_nodes WHERE request_id = '" + id +
+                 "' AND node_state = 'UNKNOWN' AND action_type = '" + type + "'");
+  };
+  settings.node_recovery_batch_size = 4; // one per arm
+  apply_settings();
+  BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 3); // the ccip arm is empty
+  BOOST_TEST(unknown_of("stargate_swap") == 1);
+  BOOST_TEST(unknown_of("cex_withdrawal") == 1);
+  BOOST_TEST(unknown_of("chain_transfer") == 2);
+  BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 3);
+  BOOST_TEST(unknown_of("stargate_swap") == 0);
+  BOOST_TEST(unknown_of("cex_withdrawal") == 0);
+  BOOST_TEST(unknown_of("chain_transfer") == 1);
 }
 
 BOOST_FIXTURE_TEST_CASE(still_unknown_keeps_unknown_and_bumps_updated_at, test::db_fixture) {

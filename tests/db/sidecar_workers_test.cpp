@@ -97,6 +97,18 @@ const std::string good_address = "0xAbCdEf0123456789aBcDeF0123456789AbCdEf01";
 
 BOOST_AUTO_TEST_SUITE(sidecar_workers)
 
+BOOST_FIXTURE_TEST_CASE(expiry_batch_follows_mg_expiration_batch_size, db_fixture) {
+  add_template(one_node("t"));
+  for (int i = 0; i < 7; ++i)
+    create_expired(*this);
+  settings.expiration_batch_size = 3;
+  BOOST_TEST(workers::expiration_pass(conn, settings).processed == 3);
+  BOOST_TEST(expired_count(*this) == 3);
+  BOOST_TEST(workers::expiration_pass(conn, settings).processed == 3);
+  BOOST_TEST(workers::expiration_pass(conn, settings).processed == 1);
+  BOOST_TEST(expired_count(*this) == 7);
+}
+
 BOOST_FIXTURE_TEST_CASE(expiry_takes_twenty_per_pass_then_the_rest, db_fixture) {
   add_template(one_node("t"));
   for (int i = 0; i < 25; ++i)

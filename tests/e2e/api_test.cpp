@@ -347,6 +347,9 @@ BOOST_FIXTURE_TEST_CASE(bad_input_gets_its_status_and_changes_nothing, api_fixtu
       create("same idempotency key, other body", create_body("pending-1", "999"), 409),
   };
   BOOST_TEST(cases.size() >= 60u);
+  // The audit promoter copies the set-up's audit rows in the background:
+  // let it finish, or its write lands between a case's two fingerprints.
+  BOOST_REQUIRE(wait_for("SELECT count(*) = 0 FROM audit_outbox WHERE promoted_at IS NULL", 60s));
 
   for (auto& tc : cases) {
     BOOST_TEST_CONTEXT(tc.name) {
@@ -410,7 +413,7 @@ BOOST_FIXTURE_TEST_CASE(admin_listener_health_readiness_and_workers, api_fixture
   none.sign = false;
   BOOST_TEST(a.get("/healthz", none).status == 200);
   bool ready = false;
-  for (int i = 0; i < 100 && !ready; ++i) {
+  for (int i = 0; i < 1200 && !ready; ++i) {
     ready = a.get("/readyz", none).status == 200;
     if (!ready)
       std::this_thread::sleep_for(50ms);
@@ -422,9 +425,20 @@ BOOST_FIXTURE_TEST_CASE(admin_listener_health_readiness_and_workers, api_fixture
   auto workers = a.get("/admin/workers", bearer);
   BOOST_TEST(workers.status == 200);
   for (auto* w : {"node_dispatcher", "node_observer", "node_recovery", "expiration_checker",
-                  "audit_outbox_promoter", "executor_health", "template_proposal_expiration"})
+                  "audit_outbox_promoter", "executor_health", "template_proposal_expiration",
+                  "callback_dispatcher"})
     BOOST_TEST(workers.body.find(w) != std::string::npos, w);
   BOOST_TEST(workers.body.find(admin_token) == std::string::npos);
+  // Served without MG_CALLBACK_SECRET: the dispatcher runs and says why it
+  // sends nothing.
+  bool said = false;
+  for (int i = 0; i < 600 && !said; ++i) {
+    said = a.get("/admin/workers", bearer).body.find("MG_CALLBACK_SECRET is not set") !=
+           std::string::npos;
+    if (!said)
+      std::this_thread::sleep_for(100ms);
+  }
+  BOOST_TEST(said, a.get("/admin/workers", bearer).body);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

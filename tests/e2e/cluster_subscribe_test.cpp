@@ -192,13 +192,13 @@ BOOST_FIXTURE_TEST_CASE(subscribers_that_quit_or_disconnect_leave_the_fan_out, s
   auto other = std::make_unique<test::client_system>();
   auto remote = session(reader, other->sys.get());
   BOOST_TEST(remote->subscribe().status == 200);
-  BOOST_TEST(wait_subscribers(*watcher, 2, 5s));
+  BOOST_TEST(wait_subscribers(*watcher, 2, 60s));
 
   local.reset(); // its scoped actor quits
-  BOOST_TEST(wait_subscribers(*watcher, 1, 5s));
+  BOOST_TEST(wait_subscribers(*watcher, 1, 60s));
   remote.reset();
   other.reset(); // the whole node goes away
-  BOOST_TEST(wait_subscribers(*watcher, 0, 5s));
+  BOOST_TEST(wait_subscribers(*watcher, 0, 60s));
 }
 
 BOOST_FIXTURE_TEST_CASE(a_key_without_read_scope_cannot_subscribe, subscribe_fixture) {

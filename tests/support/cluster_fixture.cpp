@@ -74,7 +74,8 @@ void cluster_serve_fixture::start_on_cluster_port(const std::string& node,
   // /healthz answers before the cluster door is published (and the port in
   // cluster_nodes is the configured one from the start): wait for its line.
   bool open = false;
-  for (int i = 0; i < 200 && !open; ++i) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!open && std::chrono::steady_clock::now() < deadline) {
     open = server->log().find("\"msg\":\"cluster front door listening\"") != std::string::npos;
     if (!open)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -118,7 +118,7 @@ std::string db_fixture::create(const std::string& template_key, const std::strin
   p.idempotency_key = "t-" + random_suffix();
   p.created_by = "tester";
   p.network_class = settings.network_class;
-  auto id = db::create_request(tx, ctx->plans, p).id;
+  auto id = db::create_request(tx, ctx->plans, p, settings.callback_max_attempts).id;
   tx.commit();
   return id;
 }

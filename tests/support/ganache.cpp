@@ -82,7 +82,10 @@ ganache_chain::ganache_chain(const std::vector<std::string>& miner_args) {
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  // A cold start (first run after npm install, a busy machine) takes far
+  // longer than a warm one; the loop returns as soon as ganache answers.
+  constexpr int start_limit_seconds = 120;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(start_limit_seconds);
   for (;;) {
     try {
       if (rpc().chain_id() == ganache_chain_id)
@@ -95,7 +98,8 @@ ganache_chain::ganache_chain(const std::vector<std::string>& miner_args) {
       throw std::runtime_error("ganache exited at start; see " + log_path_);
     }
     if (std::chrono::steady_clock::now() > deadline)
-      throw std::runtime_error("ganache did not answer within 30 s; see " + log_path_);
+      throw std::runtime_error("ganache did not answer within " +
+                               std::to_string(start_limit_seconds) + " s; see " + log_path_);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
@@ -127,7 +131,10 @@ std::string ganache_chain::deploy(const std::string& init_code_hex, int from_ind
   std::string tx = "{\"from\":" + json::quote(wallet[from_index].address) +
                    ",\"data\":" + json::quote(init_code_hex) + ",\"gas\":\"0x4c4b40\"}";
   auto hash_json = client.call("eth_sendTransaction", "[" + tx + "]");
-  for (int i = 0; i < 100; ++i) {
+  // Mined at the next block (up to a second with --miner.blockTime 1), later
+  // on a busy machine: wait for the receipt, not for a fixed count.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
     auto receipt = json::parse(client.call("eth_getTransactionReceipt", "[" + hash_json + "]"));
     if (receipt && receipt->IsObject()) {
       auto address = domain::parse_0x_hex(json::get_string(*receipt, "contractAddress"));

@@ -96,7 +96,10 @@ void serve_fixture::start_with(const std::map<std::string, std::string>& environ
   api_client health(admin_port, "", "");
   request_options unsigned_call;
   unsigned_call.sign = false;
-  for (int i = 0; i < 200; ++i) {
+  // A loaded machine starts serve far slower than an idle one: wait for
+  // /healthz itself, with a generous bound.
+  auto deadline = std::chrono::steady_clock::now() + 90s;
+  while (std::chrono::steady_clock::now() < deadline) {
     try {
       if (health.get("/healthz", unsigned_call).status == 200)
         return;
@@ -112,7 +115,7 @@ void serve_fixture::start_with(const std::map<std::string, std::string>& environ
 void serve_fixture::stop(int sig) {
   if (server && server->running()) {
     server->signal(sig);
-    server->wait(20s);
+    server->wait(60s);
   }
 }
 
@@ -126,7 +129,7 @@ api_reply serve_fixture::admin_get(const std::string& target) const {
 
 bool serve_fixture::wait_state(const std::string& id, const std::string& state) {
   return wait_for(
-      "SELECT request_state = '" + state + "' FROM movement_requests WHERE id = '" + id + "'", 15s);
+      "SELECT request_state = '" + state + "' FROM movement_requests WHERE id = '" + id + "'", 60s);
 }
 
 } // namespace mg::test

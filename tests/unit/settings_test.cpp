@@ -136,6 +136,7 @@ const std::vector<std::string> min_one_integers = {
     "MG_API_RATE_LIMIT_PER_SECOND",
     "MG_TEMPLATE_PROPOSAL_TTL_SECONDS",
     "MG_CLUSTER_MAX_SESSIONS_PER_KEY",
+    "MG_EXPIRATION_BATCH_SIZE",
 };
 
 const std::vector<std::string> booleans = {
@@ -190,6 +191,7 @@ BOOST_AUTO_TEST_CASE(defaults_match_reference) {
   BOOST_TEST(s.callback_max_attempts == 5);
   BOOST_TEST(s.callback_batch_size == 5);
   BOOST_TEST(s.expiration_check_interval_seconds == 30.0);
+  BOOST_TEST(s.expiration_batch_size == 20);
   BOOST_TEST(s.template_proposal_expiration_interval_seconds == 30.0);
   BOOST_TEST(s.template_proposal_ttl_seconds == 86400);
   BOOST_TEST(s.local_signer_key_file.empty());
@@ -271,6 +273,7 @@ BOOST_AUTO_TEST_CASE(reads_every_variable) {
       {"MG_CALLBACK_MAX_ATTEMPTS", "8"},
       {"MG_CALLBACK_BATCH_SIZE", "9"},
       {"MG_EXPIRATION_CHECK_INTERVAL_SECONDS", "31"},
+      {"MG_EXPIRATION_BATCH_SIZE", "21"},
       {"MG_TEMPLATE_PROPOSAL_EXPIRATION_INTERVAL_SECONDS", "32"},
       {"MG_EXECUTOR_HEALTH_INTERVAL_SECONDS", "62"},
       {"MG_AUDIT_OUTBOX_PROMOTER_INTERVAL_SECONDS", "0.5"},
@@ -329,6 +332,7 @@ BOOST_AUTO_TEST_CASE(reads_every_variable) {
   BOOST_TEST(s.callback_max_attempts == 8);
   BOOST_TEST(s.callback_batch_size == 9);
   BOOST_TEST(s.expiration_check_interval_seconds == 31.0);
+  BOOST_TEST(s.expiration_batch_size == 21);
   BOOST_TEST(s.template_proposal_expiration_interval_seconds == 32.0);
   BOOST_TEST(s.executor_health_interval_seconds == 62.0);
   BOOST_TEST(s.audit_outbox_promoter_interval_seconds == 0.5);
@@ -373,7 +377,7 @@ BOOST_AUTO_TEST_CASE(looks_up_only_described_names) {
   std::set<std::string> printed;
   for (const auto& kv : described(load_settings(env_of({}))))
     printed.insert(kv.first);
-  BOOST_TEST(asked.size() == 82u);
+  BOOST_TEST(asked.size() == 83u);
   BOOST_CHECK(asked == printed);
   for (const auto& n : asked)
     BOOST_CHECK_MESSAGE(starts_with(n, "MG_"), n);
