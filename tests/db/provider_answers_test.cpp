@@ -225,7 +225,8 @@ BOOST_FIXTURE_TEST_CASE(observe_protocol_error_for_malformed_documents, test::db
       R"("{\"next_state\": \"COMPLETED\", \"next_state\": \"FAILED\"}")",        // repeated member
       R"("{\"next_state\": \"COMPLETED\", \"provider_state\": \"a\\u0000b\"}")", // U+0000
       R"("{\"next_state\": \"COMPLETED\", \"provider_state\": \"\\udc00\"}")",   // lone surrogate
-      R"({"next_state": "COMPLETED", "provider_refs": {"d": )" + deep + "}}",    // too deep
+      // too deep (as raw text: a template itself may not nest that deep)
+      R"("{\"next_state\": \"COMPLETED\", \"provider_refs\": {\"d\": )" + deep + R"(}}")",
   };
   add_template(sim_template("good", "{}"));
   std::vector<std::string> bad;
