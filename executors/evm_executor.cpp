@@ -388,6 +388,28 @@ std::string evm_executor::fence_nonce(const evm_rpc& rpc, std::uint64_t chain_id
   return domain::transaction_hash(raw);
 }
 
+void evm_executor::put_back_if_stuck(const evm_rpc& rpc, const domain::execution_context& ctx,
+                                     const std::string& tx_hash, double poll_seconds) {
+  // A node may forget a pending transaction (a restart, an eviction), or
+  // park it in its future queue and never promote it: ganache does when it
+  // arrives while the nonce below is being mined. Either way the same bytes
+  // go back: when the node does not know them, or when they are the
+  // sender's next nonce and still unmined. A node that holds them answers
+  // "already known" (or refuses a same-price replacement), which changes
+  // nothing.
+  auto conn = pool_->acquire();
+  auto attempt = db::find_attempt(*conn, ctx.idempotency_key);
+  if (!attempt || attempt->status != "signed")
+    return;
+  bool stuck = !rpc.transaction_known(tx_hash);
+  if (!stuck) {
+    const std::string from = *domain::parse_evm_address(attempt->sender.address);
+    stuck = rpc.transaction_count(from, "latest").to_u64() == attempt->nonce;
+  }
+  if (stuck)
+    rebroadcast(rpc, attempt->raw, tx_hash, poll_seconds);
+}
+
 step_result evm_executor::observe(const domain::execution_context& ctx) {
   domain::evm_node_config c;
   try {
@@ -402,13 +424,8 @@ step_result evm_executor::observe(const domain::execution_context& ctx) {
     return failed("NO_TX_HASH", "provider_refs.tx_hash is missing");
   auto receipt = rpc.receipt(hash);
   if (!receipt) {
-    if (!rpc.transaction_known(hash) && domain::is_evm_transfer(ctx.action_type)) {
-      // Dropped from the pool: put the same bytes back.
-      auto conn = pool_->acquire();
-      if (auto attempt = db::find_attempt(*conn, ctx.idempotency_key);
-          attempt && attempt->status == "signed")
-        rebroadcast(rpc, attempt->raw, bytes_of_hash(attempt->tx_hash), c.poll_seconds);
-    }
+    if (domain::is_evm_transfer(ctx.action_type))
+      put_back_if_stuck(rpc, ctx, hash, c.poll_seconds);
     return in_state(node_state::observing, c.poll_seconds);
   }
   if (domain::is_evm_transfer(ctx.action_type)) {

@@ -60,6 +60,11 @@ private:
   domain::step_result rebroadcast(const evm_rpc& rpc, const std::string& raw,
                                   const std::string& tx_hash, double poll_seconds);
 
+  /// Sends the attempt's bytes again when the node lost them or holds them
+  /// back although they are next.
+  void put_back_if_stuck(const evm_rpc& rpc, const domain::execution_context& ctx,
+                         const std::string& tx_hash, double poll_seconds);
+
   std::map<std::uint64_t, evm_rpc> rpcs_;
   std::shared_ptr<db::connection_pool> pool_;
   std::shared_ptr<evm_local_signer> signer_;

@@ -9,7 +9,10 @@
 #
 # The fuzzers grow a temporary copy of the corpus; MG_FUZZ_KEEP_CORPUS=1
 # merges what they found (minimised) back into tests/fuzz/corpus/.
-# MG_FUZZ_ONLY=<regex> runs only the matching targets.
+# MG_FUZZ_ONLY=<regex> runs only the matching targets. MG_FUZZ_TIMEOUT
+# (default 10) is the seconds one input may take before it counts as a hang;
+# raise it when the fuzzers run at low priority on a busy machine, where a
+# descheduled process looks hung.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -17,6 +20,7 @@ root=$(pwd)
 seconds=${1:-60}
 build=${MG_FUZZ_BUILD_DIR:-build-fuzz}
 only=${MG_FUZZ_ONLY:-.}
+input_timeout=${MG_FUZZ_TIMEOUT:-10}
 
 launcher=()
 if command -v ccache >/dev/null 2>&1; then
@@ -55,8 +59,8 @@ while read -r target; do
   log=$work/$target.log
   rc=0
   # One process (the machine is shared); -timeout: one input may not take
-  # more than 10 s; -rss_limit_mb: nor more than 2 GiB.
-  "$bin" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  # more than input_timeout seconds; -rss_limit_mb: nor more than 2 GiB.
+  "$bin" "$corpus" -max_total_time="$seconds" -timeout="$input_timeout" -rss_limit_mb=2048 \
     -artifact_prefix="$crashes/$target/" -print_final_stats=1 >"$log" 2>&1 || rc=$?
   ran=$((ran + 1))
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

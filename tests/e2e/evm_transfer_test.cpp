@@ -2,7 +2,8 @@
 // executor and `evm_local` signer against ganache, driven over the signed
 // /v3 API. Native and ERC-20 transfers arrive exactly; a revert fails the
 // node with its reason; 20 concurrent transfers from one signer take 20
-// consecutive nonces; a process killed between broadcast and the SUBMITTED
+// consecutive nonces; a transaction the node parks although it is next is
+// sent again; a process killed between broadcast and the SUBMITTED
 // commit recovers to COMPLETED without a second broadcast; a transfer
 // chained with a finality check waits for its confirmations.
 #include <boost/test/unit_test.hpp>
@@ -220,8 +221,8 @@ BOOST_FIXTURE_TEST_CASE(evm_reverted_transfer_fails_the_node_with_the_reason, ev
   BOOST_TEST(scalar("SELECT nonce || ':' || state FROM evm_nonce_reservation") == "1:consumed");
 }
 
-// Blocks every second, as on a real chain: broadcasts arrive out of nonce
-// order from four dispatchers and wait in the pool for their turn.
+// Blocks every second, as on a real chain: four dispatchers finish their
+// claims out of nonce order, and each broadcast waits for the lower nonces.
 BOOST_FIXTURE_TEST_CASE(evm_twenty_concurrent_transfers_take_twenty_consecutive_nonces,
                         timed_blocks) {
   start("evm-e2e", evm_env({{"MG_NODE_DISPATCHERS", "4"}}));
@@ -243,6 +244,32 @@ BOOST_FIXTURE_TEST_CASE(evm_twenty_concurrent_transfers_take_twenty_consecutive_
   BOOST_TEST(count("SELECT count(*) FROM evm_tx_attempts") == 20);
   BOOST_TEST(sender_nonce() == "20");
   BOOST_TEST(grown_by(before, balance(alice)) == "200000000000000000");
+}
+
+// A transaction that reaches ganache while the nonce below is being mined
+// is parked in its future queue and never promoted: the chain stops there
+// (ganache's pool, seen under load). Made deterministic here: the transfer
+// takes nonce 1 while nonce 0 is held, so ganache parks it; then the
+// account's nonce is set to 1 behind the pool's back. The observer sees its
+// transaction next in line and unmined, and sends the same bytes again.
+BOOST_FIXTURE_TEST_CASE(evm_a_parked_transaction_next_in_line_is_sent_again, timed_blocks) {
+  const std::string from = test::ganache_wallet(0).address;
+  exec("INSERT INTO evm_nonce_reservation (chain_id, address, nonce, state, idempotency_key)"
+       " VALUES (1337, lower('" +
+       from + "'), 0, 'consumed', 'elsewhere:1')");
+  start("evm-e2e", evm_env());
+  auto id = move("evm_native_transfer", "0.01", alice);
+  BOOST_REQUIRE(wait_for("SELECT count(*) = 1 FROM evm_tx_attempts WHERE status = 'signed'"
+                         " AND nonce = 1",
+                         60s));
+  BOOST_REQUIRE(wait_for("SELECT node_state IN ('SUBMITTED', 'OBSERVING')"
+                         " FROM movement_request_nodes WHERE request_id = '" +
+                             id + "'",
+                         60s));
+  chain->rpc().call("evm_setAccountNonce", "[\"" + from + "\", \"0x1\"]");
+  BOOST_REQUIRE(wait_request(id, "COMPLETED"));
+  BOOST_TEST(sender_nonce() == "2");
+  BOOST_TEST(count("SELECT count(*) FROM evm_tx_attempts") == 1);
 }
 
 BOOST_FIXTURE_TEST_CASE(evm_kill_after_broadcast_recovers_without_a_second_broadcast, evm_e2e) {
