@@ -8,7 +8,7 @@
 #include "app/common.hpp"
 #include "domain/api_auth.hpp"
 #include "domain/hash.hpp"
-#include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 
 namespace mg::app {
 
@@ -49,11 +49,15 @@ int cmd_keys(const args& a) {
     std::cerr << "movegate keys: --key-id must not be empty\n";
     return 2;
   }
-  std::string out = "{\"key_id\": " + json::quote(key_id) +
-                    ", \"secret\": " + json::quote(domain::random_hex(32)) + ", \"scopes\": [";
-  for (size_t i = 0; i < scopes.size(); ++i)
-    out += (i ? ", " : "") + json::quote(scopes[i]);
-  std::cout << out << "]}" << std::endl;
+  json::writer out;
+  out.begin_object()
+      .member("key_id", key_id)
+      .member("secret", domain::random_hex(32))
+      .key("scopes")
+      .begin_array();
+  for (const auto& s : scopes)
+    out.string(s);
+  std::cout << out.end_array().end_object().str() << std::endl;
   return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "domain/api_auth.hpp"
 #include "domain/hash.hpp"
 #include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 
 namespace mg::app {
 
@@ -256,14 +257,14 @@ int cmd_movements(const args& a) {
     method = "POST";
     target = "/v3/movements/" + api::percent_encode(id) + "/" + sub;
     body = (reason && (sub == "reject" || sub == "cancel"))
-               ? "{\"reason\":" + json::quote(*reason) + "}"
+               ? json::writer().begin_object().member("reason", *reason).end_object().str()
                : "{}";
   } else if (sub == "retry") {
     if (!node)
       return movements_usage();
     method = "POST";
     target = "/v3/movements/" + api::percent_encode(id) + "/retry";
-    body = "{\"node_key\":" + json::quote(*node) + "}";
+    body = json::writer().begin_object().member("node_key", *node).end_object().str();
   } else {
     return movements_usage();
   }

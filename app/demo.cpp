@@ -8,6 +8,7 @@
 
 #include "actors/system_config.hpp"
 #include "app/common.hpp"
+#include "domain/json_writer.hpp"
 #include "executors/registry.hpp"
 #include "executors/sim.hpp"
 #include "persistence/catalog_store.hpp"
@@ -117,8 +118,13 @@ int cmd_demo(const args& a) {
     if (m.template_key == "evm_native_transfer") {
       // 1.5 ETH to the local chain's wallet account 1, on the chain the
       // template pins (1337, the local chain's).
-      p.intent = std::string(R"({"asset": "ETH", "amount": "1.5", "destination": ")") +
-                 demo_evm_recipient + "\"}";
+      p.intent = json::writer()
+                     .begin_object()
+                     .member("asset", "ETH")
+                     .member("amount", "1.5")
+                     .member("destination", demo_evm_recipient)
+                     .end_object()
+                     .str();
       p.input_params = "{}";
     }
     p.idempotency_key = "demo-" + run_tag + "-" + m.label;

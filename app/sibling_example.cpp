@@ -29,6 +29,7 @@
 #include "actors/cluster/movement_client.hpp"
 #include "domain/api_auth.hpp"
 #include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 
 using namespace std::chrono;
 
@@ -80,6 +81,11 @@ int main(int argc, char** argv) {
     return usage();
   bool by_events = flags["--follow"] == "events";
   try {
+    // Re-serialised, so the create body is JSON whatever was typed.
+    const auto input = mg::json::parse(flags["--input"]);
+    if (!input)
+      throw std::runtime_error("--input is not JSON");
+    const std::string input_params = mg::json::dump(*input);
     std::ifstream in(flags["--keys"]);
     if (!in)
       throw std::runtime_error("cannot read " + flags["--keys"]);
@@ -122,11 +128,20 @@ int main(int argc, char** argv) {
                                  sub.body);
     }
 
-    std::string body = "{\"template_key\": " + mg::json::quote(flags["--template"]) +
-                       ", \"intent\": {\"asset\": " + mg::json::quote(flags["--asset"]) +
-                       ", \"amount\": " + mg::json::quote(flags["--amount"]) +
-                       "}, \"input_params\": " + flags["--input"] +
-                       ", \"idempotency_key\": \"sibling-" + mg::cluster::random_nonce() + "\"}";
+    const std::string body =
+        mg::json::writer()
+            .begin_object()
+            .member("template_key", flags["--template"])
+            .key("intent")
+            .begin_object()
+            .member("asset", flags["--asset"])
+            .member("amount", flags["--amount"])
+            .end_object()
+            .key("input_params")
+            .raw(input_params)
+            .member("idempotency_key", "sibling-" + mg::cluster::random_nonce())
+            .end_object()
+            .str();
     auto created = creator.create(body);
     if (created.status != 201 && created.status != 200)
       throw std::runtime_error("create answered " + std::to_string(created.status) + ": " +

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 
 namespace mg::log {
 
@@ -93,14 +94,17 @@ bool enabled(level l) {
 void write(level l, std::string_view msg, fields f) {
   if (!enabled(l))
     return;
-  std::string line = "{\"ts\":\"" + timestamp() + "\",\"level\":\"" + name_of(l) +
-                     "\",\"component\":" + mg::json::quote(current_component);
+  mg::json::writer w;
+  w.begin_object()
+      .member("ts", timestamp())
+      .member("level", name_of(l))
+      .member("component", current_component);
   if (!runtime_node_json.empty())
-    line += ",\"runtime_node\":" + runtime_node_json;
-  line += ",\"msg\":" + mg::json::quote(msg);
+    w.key("runtime_node").raw(runtime_node_json);
+  w.member("msg", msg);
   for (auto& [key, v] : f)
-    line += "," + mg::json::quote(key) + ":" + v.json;
-  line += "}\n";
+    w.key(key).raw(v.json);
+  const std::string line = w.end_object().str() + "\n";
   std::lock_guard<std::mutex> lock(out_mutex);
   std::fwrite(line.data(), 1, line.size(), stderr);
 }

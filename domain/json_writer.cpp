@@ -1,5 +1,7 @@
 #include "domain/json_writer.hpp"
 
+#include <cmath>
+#include <cstdio>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -41,13 +43,29 @@ writer& writer::string(std::string_view s) {
   impl_->w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
   return *this;
 }
-writer& writer::number(int64_t n) {
+writer& writer::signed_number(int64_t n) {
   impl_->w.Int64(n);
+  return *this;
+}
+writer& writer::unsigned_number(uint64_t n) {
+  impl_->w.Uint64(n);
+  return *this;
+}
+writer& writer::number(double d) {
+  if (!std::isfinite(d))
+    return null();
+  char text[32];
+  const int n = std::snprintf(text, sizeof text, "%.17g", d);
+  impl_->w.RawValue(text, static_cast<size_t>(n), rapidjson::kNumberType);
   return *this;
 }
 writer& writer::boolean(bool b) {
   impl_->w.Bool(b);
   return *this;
+}
+writer& writer::member_or_null(std::string_view name, std::string_view s) {
+  key(name);
+  return s.empty() ? null() : string(s);
 }
 writer& writer::null() {
   impl_->w.Null();

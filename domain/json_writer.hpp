@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace mg::json {
 
@@ -23,7 +24,17 @@ public:
   writer& end_array();
   writer& key(std::string_view name);
   writer& string(std::string_view s);
-  writer& number(int64_t n);
+  /// Any integer type, signed or unsigned, written exactly.
+  template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  writer& number(T n) {
+    if constexpr (std::is_signed_v<T>)
+      return signed_number(n);
+    else
+      return unsigned_number(n);
+  }
+  /// A double as printf's %.17g (it round-trips); null when not finite,
+  /// since JSON has no NaN or infinity.
+  writer& number(double d);
   writer& boolean(bool b);
   writer& null();
   /// `json` must be a complete JSON value the program produced itself
@@ -33,14 +44,22 @@ public:
   /// Shorthand for key(name).string(s) and the like.
   writer& member(std::string_view name, std::string_view s) { return key(name).string(s); }
   writer& member(std::string_view name, const char* s) { return key(name).string(s); }
-  writer& member(std::string_view name, int64_t n) { return key(name).number(n); }
-  writer& member(std::string_view name, int n) { return key(name).number(n); }
+  template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  writer& member(std::string_view name, T n) {
+    return key(name).number(n);
+  }
+  writer& member(std::string_view name, double d) { return key(name).number(d); }
   writer& member(std::string_view name, bool b) { return key(name).boolean(b); }
+  /// key(name) then `s` as a string, or null when `s` is empty.
+  writer& member_or_null(std::string_view name, std::string_view s);
 
   /// The text written so far.
   std::string str() const;
 
 private:
+  writer& signed_number(int64_t n);
+  writer& unsigned_number(uint64_t n);
+
   struct impl;
   std::unique_ptr<impl> impl_;
 };

@@ -1,7 +1,6 @@
 #include "domain/provider_json.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <rapidjson/error/en.h>
 #include <set>
 #include <string_view>
@@ -9,33 +8,11 @@
 #include <vector>
 
 #include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 
 namespace mg::domain {
 
 namespace {
-
-/// Writes one JSON object member by member; `raw` members are JSON text
-/// already (the context's JSON-valued fields) and are embedded as values.
-class object_writer {
-public:
-  object_writer& str(const char* k, const std::string& v) { return add(k, json::quote(v)); }
-  object_writer& num(const char* k, double v) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.17g", v); // round-trips a double exactly
-    return add(k, text);
-  }
-  object_writer& integer(const char* k, long long v) { return add(k, std::to_string(v)); }
-  object_writer& boolean(const char* k, bool v) { return add(k, v ? "true" : "false"); }
-  object_writer& raw(const char* k, const std::string& v) { return add(k, v); }
-  std::string done() { return out_ + "}"; }
-
-private:
-  object_writer& add(const char* k, const std::string& v) {
-    out_ += (out_.size() > 1 ? "," : "") + json::quote(k) + ":" + v;
-    return *this;
-  }
-  std::string out_ = "{";
-};
 
 /// Why a parsed answer may not be used as it stands (empty when it may):
 /// the hostile-input rules of SPEC §5 for JSON that crosses a process
@@ -170,28 +147,39 @@ json::document parse_provider_json(const std::string& text, const char* what) {
 }
 
 std::string to_json(const execution_context& c) {
-  return object_writer()
-      .str("protocol_version", c.protocol_version)
-      .str("request_id", c.request_id)
-      .str("request_node_id", c.request_node_id)
-      .str("compiled_plan_hash", c.compiled_plan_hash)
-      .str("template_key", c.template_key)
-      .integer("template_version", c.template_version)
-      .str("node_key", c.node_key)
-      .str("node_kind", c.node_kind)
-      .str("action_type", c.action_type)
-      .integer("attempt_no", c.attempt_no)
-      .raw("intent", c.intent)
-      .raw("input_params", c.input_params)
-      .raw("resolved_bindings", c.resolved_bindings)
-      .raw("risk_controls", c.risk_controls)
-      .raw("prior_artifacts", c.prior_artifacts)
-      .raw("node_config", c.node_config)
-      .raw("provider_context", c.provider_context)
-      .raw("timeout_policy", c.timeout_policy)
-      .str("idempotency_key", c.idempotency_key)
-      .raw("provider_refs", c.provider_refs)
-      .done();
+  return json::writer()
+      .begin_object()
+      .member("protocol_version", c.protocol_version)
+      .member("request_id", c.request_id)
+      .member("request_node_id", c.request_node_id)
+      .member("compiled_plan_hash", c.compiled_plan_hash)
+      .member("template_key", c.template_key)
+      .member("template_version", c.template_version)
+      .member("node_key", c.node_key)
+      .member("node_kind", c.node_kind)
+      .member("action_type", c.action_type)
+      .member("attempt_no", c.attempt_no)
+      .key("intent")
+      .raw(c.intent)
+      .key("input_params")
+      .raw(c.input_params)
+      .key("resolved_bindings")
+      .raw(c.resolved_bindings)
+      .key("risk_controls")
+      .raw(c.risk_controls)
+      .key("prior_artifacts")
+      .raw(c.prior_artifacts)
+      .key("node_config")
+      .raw(c.node_config)
+      .key("provider_context")
+      .raw(c.provider_context)
+      .key("timeout_policy")
+      .raw(c.timeout_policy)
+      .member("idempotency_key", c.idempotency_key)
+      .key("provider_refs")
+      .raw(c.provider_refs)
+      .end_object()
+      .str();
 }
 
 execution_context execution_context_from_json(const std::string& text) {
@@ -221,16 +209,22 @@ execution_context execution_context_from_json(const std::string& text) {
 }
 
 std::string to_json(const step_result& r) {
-  object_writer w;
+  json::writer w;
+  w.begin_object();
   if (r.next_state)
-    w.str("next_state", std::string(to_string(*r.next_state)));
-  w.str("provider_state", r.provider_state)
-      .raw("provider_refs", r.provider_refs)
-      .str("provider_ref_id", r.provider_ref_id)
-      .raw("generated_artifacts", r.generated_artifacts);
+    w.member("next_state", std::string(to_string(*r.next_state)));
+  w.member("provider_state", r.provider_state)
+      .key("provider_refs")
+      .raw(r.provider_refs)
+      .member("provider_ref_id", r.provider_ref_id)
+      .key("generated_artifacts")
+      .raw(r.generated_artifacts);
   if (r.retry_after_seconds && std::isfinite(*r.retry_after_seconds)) // JSON has no NaN/inf
-    w.num("retry_after_seconds", *r.retry_after_seconds);
-  return w.str("error_code", r.error_code).str("error_detail", r.error_detail).done();
+    w.member("retry_after_seconds", *r.retry_after_seconds);
+  return w.member("error_code", r.error_code)
+      .member("error_detail", r.error_detail)
+      .end_object()
+      .str();
 }
 
 step_result step_result_from_json(const std::string& text) {
@@ -248,12 +242,14 @@ std::optional<step_result> optional_step_result_from_json(const std::string& tex
 }
 
 std::string to_json(const prepared_action& a) {
-  return object_writer()
-      .str("action_type", a.action_type)
-      .str("payload_format", a.payload_format)
-      .str("payload", a.payload)
-      .str("payload_hash", a.payload_hash)
-      .done();
+  return json::writer()
+      .begin_object()
+      .member("action_type", a.action_type)
+      .member("payload_format", a.payload_format)
+      .member("payload", a.payload)
+      .member("payload_hash", a.payload_hash)
+      .end_object()
+      .str();
 }
 
 prepared_action prepared_action_from_json(const std::string& text) {
@@ -280,7 +276,13 @@ std::string to_json(const recover_result& r) {
   const char* outcome = r.outcome == recover_outcome::found    ? "found"
                         : r.outcome == recover_outcome::fenced ? "fenced"
                                                                : "still_unknown";
-  return object_writer().str("outcome", outcome).raw("result", to_json(r.result)).done();
+  return json::writer()
+      .begin_object()
+      .member("outcome", outcome)
+      .key("result")
+      .raw(to_json(r.result))
+      .end_object()
+      .str();
 }
 
 recover_result recover_result_from_json(const std::string& text) {
@@ -305,12 +307,14 @@ recover_result recover_result_from_json(const std::string& text) {
 }
 
 std::string to_json(const health_result& h) {
-  return object_writer()
-      .boolean("implemented", h.implemented)
-      .boolean("up", h.up)
-      .str("detail", h.detail)
-      .str("signer_address", h.signer_address)
-      .done();
+  return json::writer()
+      .begin_object()
+      .member("implemented", h.implemented)
+      .member("up", h.up)
+      .member("detail", h.detail)
+      .member("signer_address", h.signer_address)
+      .end_object()
+      .str();
 }
 
 health_result health_result_from_json(const std::string& text) {
@@ -328,25 +332,30 @@ health_result health_result_from_json(const std::string& text) {
 }
 
 std::string to_json(const sign_request& r) {
-  object_writer intent;
-  intent.str("action", r.intent.action)
-      .str("asset", r.intent.asset)
-      .str("amount", r.intent.amount)
-      .str("destination", r.intent.destination);
+  json::writer intent;
+  intent.begin_object()
+      .member("action", r.intent.action)
+      .member("asset", r.intent.asset)
+      .member("amount", r.intent.amount)
+      .member("destination", r.intent.destination);
   if (r.intent.max_fee_usd)
-    intent.str("max_fee_usd", *r.intent.max_fee_usd);
-  intent.str("chain_family", r.intent.chain_family)
-      .str("allowed_payload_hash", r.intent.allowed_payload_hash);
-  return object_writer()
-      .str("protocol_version", r.protocol_version)
-      .str("request_id", r.request_id)
-      .str("request_node_id", r.request_node_id)
-      .raw("intent", intent.done())
-      .str("payload_format", r.payload_format)
-      .str("payload", r.payload)
-      .str("payload_hash", r.payload_hash)
-      .raw("metadata", r.metadata)
-      .done();
+    intent.member("max_fee_usd", *r.intent.max_fee_usd);
+  intent.member("chain_family", r.intent.chain_family)
+      .member("allowed_payload_hash", r.intent.allowed_payload_hash);
+  return json::writer()
+      .begin_object()
+      .member("protocol_version", r.protocol_version)
+      .member("request_id", r.request_id)
+      .member("request_node_id", r.request_node_id)
+      .key("intent")
+      .raw(intent.end_object().str())
+      .member("payload_format", r.payload_format)
+      .member("payload", r.payload)
+      .member("payload_hash", r.payload_hash)
+      .key("metadata")
+      .raw(r.metadata)
+      .end_object()
+      .str();
 }
 
 sign_request sign_request_from_json(const std::string& text) {
@@ -375,10 +384,12 @@ sign_request sign_request_from_json(const std::string& text) {
 }
 
 std::string to_json(const sign_result& s) {
-  return object_writer()
-      .str("signature", s.signature)
-      .str("signer_address", s.signer_address)
-      .done();
+  return json::writer()
+      .begin_object()
+      .member("signature", s.signature)
+      .member("signer_address", s.signer_address)
+      .end_object()
+      .str();
 }
 
 std::string to_json(const sign_result* s) {

@@ -10,6 +10,7 @@
 #include "domain/evm_tx.hpp"
 #include "domain/hash.hpp"
 #include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 #include "domain/keccak.hpp"
 #include "persistence/evm_nonce_store.hpp"
 
@@ -47,9 +48,23 @@ std::string lower(std::string s) {
 
 std::string submit_refs(const std::string& tx_hash, std::uint64_t nonce, const std::string& from,
                         std::uint64_t chain_id) {
-  return "{\"tx_hash\":" + json::quote(domain::to_0x_hex(tx_hash)) +
-         ",\"nonce\":" + std::to_string(nonce) + ",\"from\":" + json::quote(lower(from)) +
-         ",\"chain_id\":" + std::to_string(chain_id) + "}";
+  return json::writer()
+      .begin_object()
+      .member("tx_hash", domain::to_0x_hex(tx_hash))
+      .member("nonce", nonce)
+      .member("from", lower(from))
+      .member("chain_id", chain_id)
+      .end_object()
+      .str();
+}
+
+/// {"tx_hash": 0x-hex}: the refs (and payload) of a transaction's observation.
+std::string tx_hash_refs(const std::string& tx_hash) {
+  return json::writer()
+      .begin_object()
+      .member("tx_hash", domain::to_0x_hex(tx_hash))
+      .end_object()
+      .str();
 }
 
 /// Fees for the next block: tip as the node suggests, cap 2 × base fee + tip
@@ -116,8 +131,9 @@ bool says(const rpc_refused& e, const char* text) {
 std::string revert_reason(const evm_rpc& rpc, const std::string& tx_hash,
                           std::uint64_t block_number) {
   try {
-    auto tx = json::parse(
-        rpc.call("eth_getTransactionByHash", "[" + json::quote(domain::to_0x_hex(tx_hash)) + "]"));
+    auto tx = json::parse(rpc.call(
+        "eth_getTransactionByHash",
+        json::writer().begin_array().string(domain::to_0x_hex(tx_hash)).end_array().str()));
     if (!tx || !tx->IsObject())
       return "reverted";
     evm_transaction_call call;
@@ -222,7 +238,7 @@ std::optional<domain::prepared_action> evm_executor::prepare(const domain::execu
   domain::prepared_action a;
   a.action_type = ctx.action_type;
   if (!domain::is_evm_transfer(ctx.action_type)) {
-    a.payload = "{\"tx_hash\":" + json::quote(domain::to_0x_hex(c.tx_hash)) + "}";
+    a.payload = tx_hash_refs(c.tx_hash);
     a.payload_hash = "0x" + domain::sha256_hex(a.payload);
     return a;
   }
@@ -273,7 +289,7 @@ step_result evm_executor::submit(const domain::execution_context& ctx,
     c = domain::read_evm_config(ctx);
     if (!domain::is_evm_transfer(ctx.action_type)) {
       auto r = in_state(node_state::submitted, c.poll_seconds);
-      r.provider_refs = "{\"tx_hash\":" + json::quote(domain::to_0x_hex(c.tx_hash)) + "}";
+      r.provider_refs = tx_hash_refs(c.tx_hash);
       r.provider_ref_id = domain::to_0x_hex(c.tx_hash);
       return r;
     }
@@ -350,7 +366,7 @@ step_result evm_executor::rebroadcast(const evm_rpc& rpc, const std::string& raw
   }
   auto r = in_state(node_state::submitted, poll_seconds);
   r.provider_ref_id = domain::to_0x_hex(tx_hash);
-  r.provider_refs = "{\"tx_hash\":" + json::quote(domain::to_0x_hex(tx_hash)) + "}";
+  r.provider_refs = tx_hash_refs(tx_hash);
   return r;
 }
 
@@ -442,9 +458,13 @@ step_result evm_executor::observe(const domain::execution_context& ctx) {
       in_state(confirmations >= static_cast<std::uint64_t>(c.confirmations) ? node_state::completed
                                                                             : node_state::observing,
                c.poll_seconds);
-  r.provider_refs = "{\"block_number\":" + std::to_string(receipt->block_number) +
-                    ",\"confirmations\":" + std::to_string(confirmations) +
-                    ",\"gas_used\":" + json::quote(receipt->gas_used.to_decimal()) + "}";
+  r.provider_refs = json::writer()
+                        .begin_object()
+                        .member("block_number", receipt->block_number)
+                        .member("confirmations", confirmations)
+                        .member("gas_used", receipt->gas_used.to_decimal())
+                        .end_object()
+                        .str();
   return r;
 }
 
@@ -463,7 +483,7 @@ domain::recover_result evm_executor::recover(const domain::execution_context& ct
     // Read-only: nothing was sent, observation simply goes on.
     out.outcome = domain::recover_outcome::found;
     out.result = in_state(node_state::submitted, c.poll_seconds);
-    out.result.provider_refs = "{\"tx_hash\":" + json::quote(domain::to_0x_hex(c.tx_hash)) + "}";
+    out.result.provider_refs = tx_hash_refs(c.tx_hash);
     return out;
   }
   auto conn = pool_->acquire();

@@ -4,6 +4,7 @@
 
 #include "domain/evm_tx.hpp"
 #include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 
 namespace mg::executors {
 
@@ -44,19 +45,28 @@ std::string bytes_result(const std::string& result_json, const char* what) {
   return bytes_of(*doc, what);
 }
 
-std::string call_object(const evm_transaction_call& tx) {
-  std::string o = "{\"from\":" + json::quote(domain::to_0x_hex(tx.from));
+/// Params [call object] or, with a block tag, [call object, block].
+std::string call_params(const evm_transaction_call& tx, const std::string* block = nullptr) {
+  json::writer w;
+  w.begin_array().begin_object().member("from", domain::to_0x_hex(tx.from));
   if (!tx.to.empty())
-    o += ",\"to\":" + json::quote(domain::to_0x_hex(tx.to));
-  o += ",\"value\":" + json::quote(tx.value.to_hex());
-  o += ",\"data\":" + json::quote(domain::to_0x_hex(tx.data));
+    w.member("to", domain::to_0x_hex(tx.to));
+  w.member("value", tx.value.to_hex()).member("data", domain::to_0x_hex(tx.data));
   if (tx.gas)
-    o += ",\"gas\":" + json::quote(tx.gas->to_hex());
-  return o + "}";
+    w.member("gas", tx.gas->to_hex());
+  w.end_object();
+  if (block)
+    w.string(*block);
+  return w.end_array().str();
 }
 
-std::string hex_param(const std::string& bytes) {
-  return json::quote(domain::to_0x_hex(bytes));
+/// Params [0x-hex of `bytes`] or, with a block tag, [0x-hex, block].
+std::string hex_params(const std::string& bytes, const char* block = nullptr) {
+  json::writer w;
+  w.begin_array().string(domain::to_0x_hex(bytes));
+  if (block)
+    w.string(block);
+  return w.end_array().str();
 }
 
 } // namespace
@@ -73,9 +83,15 @@ std::map<std::uint64_t, evm_rpc> evm_rpc_clients(const std::map<std::uint64_t, s
 
 std::string evm_rpc::call(const std::string& method, const std::string& params_json) const {
   const auto id = next_id.fetch_add(1);
-  const std::string body = "{\"jsonrpc\":\"2.0\",\"id\":" + std::to_string(id) +
-                           ",\"method\":" + json::quote(method) + ",\"params\":" + params_json +
-                           "}";
+  const std::string body = json::writer()
+                               .begin_object()
+                               .member("jsonrpc", "2.0")
+                               .member("id", id)
+                               .member("method", method)
+                               .key("params")
+                               .raw(params_json)
+                               .end_object()
+                               .str();
   http_reply reply;
   try {
     reply = http_.post("", body);
@@ -107,14 +123,12 @@ std::uint64_t evm_rpc::block_number() const {
 }
 
 domain::uint256 evm_rpc::balance(const std::string& address) const {
-  return quantity(call("eth_getBalance", "[" + hex_param(address) + ",\"latest\"]"),
-                  "eth_getBalance");
+  return quantity(call("eth_getBalance", hex_params(address, "latest")), "eth_getBalance");
 }
 
 domain::uint256 evm_rpc::transaction_count(const std::string& address, const char* block) const {
-  return quantity(
-      call("eth_getTransactionCount", "[" + hex_param(address) + "," + json::quote(block) + "]"),
-      "eth_getTransactionCount");
+  return quantity(call("eth_getTransactionCount", hex_params(address, block)),
+                  "eth_getTransactionCount");
 }
 
 domain::uint256 evm_rpc::base_fee() const {
@@ -135,21 +149,19 @@ domain::uint256 evm_rpc::max_priority_fee() const {
 }
 
 domain::uint256 evm_rpc::estimate_gas(const evm_transaction_call& tx) const {
-  return quantity(call("eth_estimateGas", "[" + call_object(tx) + "]"), "eth_estimateGas");
+  return quantity(call("eth_estimateGas", call_params(tx)), "eth_estimateGas");
 }
 
 std::string evm_rpc::eth_call(const evm_transaction_call& tx, const std::string& block) const {
-  return bytes_result(call("eth_call", "[" + call_object(tx) + "," + json::quote(block) + "]"),
-                      "eth_call");
+  return bytes_result(call("eth_call", call_params(tx, &block)), "eth_call");
 }
 
 std::string evm_rpc::send_raw_transaction(const std::string& raw) const {
-  return bytes_result(call("eth_sendRawTransaction", "[" + hex_param(raw) + "]"),
-                      "eth_sendRawTransaction");
+  return bytes_result(call("eth_sendRawTransaction", hex_params(raw)), "eth_sendRawTransaction");
 }
 
 std::optional<evm_receipt> evm_rpc::receipt(const std::string& tx_hash) const {
-  auto doc = json::parse(call("eth_getTransactionReceipt", "[" + hex_param(tx_hash) + "]"));
+  auto doc = json::parse(call("eth_getTransactionReceipt", hex_params(tx_hash)));
   if (!doc || doc->IsNull())
     return std::nullopt;
   if (!doc->IsObject())
@@ -169,13 +181,12 @@ std::optional<evm_receipt> evm_rpc::receipt(const std::string& tx_hash) const {
 }
 
 bool evm_rpc::transaction_known(const std::string& tx_hash) const {
-  auto doc = json::parse(call("eth_getTransactionByHash", "[" + hex_param(tx_hash) + "]"));
+  auto doc = json::parse(call("eth_getTransactionByHash", hex_params(tx_hash)));
   return doc && doc->IsObject();
 }
 
 std::string evm_rpc::code(const std::string& address) const {
-  return bytes_result(call("eth_getCode", "[" + hex_param(address) + ",\"latest\"]"),
-                      "eth_getCode");
+  return bytes_result(call("eth_getCode", hex_params(address, "latest")), "eth_getCode");
 }
 
 } // namespace mg::executors

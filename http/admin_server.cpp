@@ -7,6 +7,7 @@
 #include "config/log.hpp"
 #include "domain/api.hpp"
 #include "domain/api_auth.hpp"
+#include "domain/json_writer.hpp"
 #include "http/guarded_server.hpp"
 #include "http/server_common.hpp"
 
@@ -48,9 +49,16 @@ struct admin_server::impl {
 api::reply admin_server::impl::readyz() const {
   bool db = check(hooks.database_ok, "database");
   bool core = check(hooks.core_running, "core_workers");
-  std::string body = std::string("{\"status\":") + (db && core ? "\"ready\"" : "\"not_ready\"") +
-                     ",\"checks\":{\"database\":" + (db ? "true" : "false") +
-                     ",\"core_workers\":" + (core ? "true" : "false") + "}}";
+  const std::string body = json::writer()
+                               .begin_object()
+                               .member("status", db && core ? "ready" : "not_ready")
+                               .key("checks")
+                               .begin_object()
+                               .member("database", db)
+                               .member("core_workers", core)
+                               .end_object()
+                               .end_object()
+                               .str();
   return {db && core ? 200 : 503, body, {}};
 }
 

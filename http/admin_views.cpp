@@ -3,10 +3,10 @@
 #include <set>
 #include <variant>
 
-#include "domain/json.hpp"
 #include "domain/movement_requests.hpp"
 #include "domain/states.hpp"
 #include "persistence/admin_view_store.hpp"
+#include "persistence/keyset_page.hpp"
 
 namespace mg::http {
 
@@ -71,8 +71,7 @@ api::reply list_movements(api::service_context& ctx, const admin_request& req) {
   return api::with_connection(ctx, [&](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
     auto page = db::admin_list_movements(tx, f.state, f.template_key, f.limit, f.cursor);
-    return fresh_json("{\"items\":" + page.items + ",\"next_cursor\":" +
-                      (page.next ? json::quote(domain::encode_cursor(*page.next)) : "null") + "}");
+    return fresh_json(db::page_body(page));
   });
 }
 

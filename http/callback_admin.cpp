@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "domain/json_writer.hpp"
 #include "domain/movement_requests.hpp"
 #include "persistence/callback_store.hpp"
 #include "persistence/db.hpp"
@@ -69,12 +70,12 @@ api::reply list(db::connection_pool& pool, const admin_request& req) {
     } catch (const std::invalid_argument&) {
       return api::error_reply(api::bad_request("invalid cursor", {{"cursor", "not a cursor"}}));
     }
-    std::string body = "{\"items\":[";
-    for (size_t i = 0; i < page.items.size(); ++i)
-      body += (i ? "," : "") + page.items[i];
-    body += "],\"next_cursor\":" +
-            (page.next_cursor.empty() ? std::string("null") : "\"" + page.next_cursor + "\"") + "}";
-    return api::reply{200, body, {}};
+    json::writer body;
+    body.begin_object().key("items").begin_array();
+    for (const auto& item : page.items)
+      body.raw(item);
+    body.end_array().member_or_null("next_cursor", page.next_cursor).end_object();
+    return api::reply{200, body.str(), {}};
   });
 }
 

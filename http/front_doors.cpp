@@ -6,6 +6,7 @@
 
 #include "actors/cluster/movement_api.hpp"
 #include "config/log.hpp"
+#include "domain/json_writer.hpp"
 #include "http/admin_page.hpp"
 #include "http/admin_server.hpp"
 #include "http/admin_views.hpp"
@@ -94,9 +95,14 @@ front_doors::front_doors(const config::settings& settings, db::plan_cache& plans
     return hooks_.core_running ? hooks_.core_running() : false;
   };
   ah.workers_json = [this] {
-    return "{\"supervision\":" +
-           (hooks_.supervision_json ? hooks_.supervision_json() : std::string("[]")) +
-           ",\"heartbeats\":" + heartbeats_json(*pool_) + "}";
+    return json::writer()
+        .begin_object()
+        .key("supervision")
+        .raw(hooks_.supervision_json ? hooks_.supervision_json() : std::string("[]"))
+        .key("heartbeats")
+        .raw(heartbeats_json(*pool_))
+        .end_object()
+        .str();
   };
   // Routes features add to the admin listener (each from its own file).
   std::vector<admin_route> admin_routes;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "domain/json_writer.hpp"
 #include "persistence/audit_store.hpp"
 #include "persistence/db.hpp"
 #include "persistence/notification_outbox_store.hpp"
@@ -162,7 +163,11 @@ redeliver_result redeliver_callback(pqxx::connection& conn, const std::string& i
   }
   auto r = exec(tx, reset, id);
   write_audit(tx, actor, "callback.redeliver", id,
-              "{\"previous_status\": \"" + std::string(current[0][0].c_str()) + "\"}");
+              json::writer()
+                  .begin_object()
+                  .member("previous_status", current[0][0].c_str())
+                  .end_object()
+                  .str());
   tx.exec(std::string("SELECT pg_notify('") + callback_channel + "', '')");
   tx.commit();
   out.status = redeliver_status::done;

@@ -1,6 +1,6 @@
 #include "persistence/capital_transfer_store.hpp"
 
-#include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 #include "persistence/db.hpp"
 #include "persistence/notification_store.hpp"
 
@@ -80,16 +80,18 @@ void raise_capital_transfer_attention(pqxx::transaction_base& tx,
   note.kind = "capital_transfer_stale";
   note.subject = row.id;
   note.dedupe_key = "capital_transfer_stale:" + row.id;
-  note.payload_json =
-      "{\"capital_transfer_id\":" + json::quote(row.id) + ",\"movement_request_id\":" +
-      (row.movement_request_id.empty() ? std::string("null")
-                                       : json::quote(row.movement_request_id)) +
-      ",\"movement_state\":" +
-      (row.movement_state.empty() ? std::string("null") : json::quote(row.movement_state)) +
-      ",\"age_seconds\":" + std::to_string(row.age_seconds) +
-      ",\"from_venue\":" + json::quote(str(r[0][0])) +
-      ",\"to_venue\":" + json::quote(str(r[0][1])) + ",\"asset\":" + json::quote(str(r[0][2])) +
-      ",\"amount\":" + json::quote(str(r[0][3])) + "}";
+  note.payload_json = json::writer()
+                          .begin_object()
+                          .member("capital_transfer_id", row.id)
+                          .member_or_null("movement_request_id", row.movement_request_id)
+                          .member_or_null("movement_state", row.movement_state)
+                          .member("age_seconds", row.age_seconds)
+                          .member("from_venue", str(r[0][0]))
+                          .member("to_venue", str(r[0][1]))
+                          .member("asset", str(r[0][2]))
+                          .member("amount", str(r[0][3]))
+                          .end_object()
+                          .str();
   enqueue_notification(tx, note);
 }
 

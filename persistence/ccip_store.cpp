@@ -1,6 +1,6 @@
 #include "persistence/ccip_store.hpp"
 
-#include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 #include "domain/states.hpp"
 #include "persistence/db.hpp"
 #include "persistence/events.hpp"
@@ -68,12 +68,17 @@ void notify_operator(pqxx::transaction_base& tx, const std::string& intent_id,
   note.kind = "ccip_send_stranded";
   note.subject = intent_id;
   note.dedupe_key = "ccip_send_stranded:" + intent_id;
-  note.payload_json =
-      "{\"intent_id\":" + json::quote(intent_id) + ",\"request_id\":" + json::quote(n.request_id) +
-      ",\"node_id\":" + json::quote(n.id) + ",\"node_key\":" + json::quote(n.node_key) +
-      ",\"attempt_no\":" + std::to_string(intent.attempt_no) +
-      ",\"node_state\":" + json::quote(n.node_state) +
-      ",\"sent_to_recovery\":" + (sent ? "true" : "false") + "}";
+  note.payload_json = json::writer()
+                          .begin_object()
+                          .member("intent_id", intent_id)
+                          .member("request_id", n.request_id)
+                          .member("node_id", n.id)
+                          .member("node_key", n.node_key)
+                          .member("attempt_no", intent.attempt_no)
+                          .member("node_state", n.node_state)
+                          .member("sent_to_recovery", sent)
+                          .end_object()
+                          .str();
   enqueue_notification(tx, note);
 }
 

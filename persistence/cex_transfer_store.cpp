@@ -1,7 +1,7 @@
 #include "persistence/cex_transfer_store.hpp"
 
 #include "domain/hash.hpp"
-#include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 #include "persistence/db.hpp"
 #include "persistence/notification_store.hpp"
 
@@ -57,11 +57,18 @@ void notify_mismatch(pqxx::transaction_base& tx, const std::string& venue, const
   // One notification per distinct (wrong) claim, not per pull.
   note.dedupe_key = "cex_transfer_mismatch:" + venue + ":" + t.venue_transfer_id + ":" +
                     domain::sha256_hex(claim).substr(0, 16);
-  note.payload_json = "{\"venue\":" + json::quote(venue) +
-                      ",\"venue_transfer_id\":" + json::quote(t.venue_transfer_id) +
-                      ",\"reported\":{\"direction\":" + json::quote(t.direction) +
-                      ",\"asset\":" + json::quote(t.asset) +
-                      ",\"amount\":" + json::quote(t.amount) + "}}";
+  note.payload_json = json::writer()
+                          .begin_object()
+                          .member("venue", venue)
+                          .member("venue_transfer_id", t.venue_transfer_id)
+                          .key("reported")
+                          .begin_object()
+                          .member("direction", t.direction)
+                          .member("asset", t.asset)
+                          .member("amount", t.amount)
+                          .end_object()
+                          .end_object()
+                          .str();
   enqueue_notification(tx, note);
 }
 

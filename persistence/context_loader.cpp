@@ -4,6 +4,7 @@
 #include <map>
 
 #include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 #include "domain/refs.hpp"
 #include "persistence/db.hpp"
 
@@ -107,8 +108,12 @@ context_result build_context(pqxx::transaction_base& tx, const claimed_node& n,
     return out;
   }
   ctx.node_config = resolved.config_json;
-  ctx.resolved_bindings = "{\"executor_key\":" + json::quote(pn.executor_key) +
-                          ",\"signer_key\":" + json::quote(pn.signer_key) + "}";
+  ctx.resolved_bindings = json::writer()
+                              .begin_object()
+                              .member("executor_key", pn.executor_key)
+                              .member("signer_key", pn.signer_key)
+                              .end_object()
+                              .str();
   out.ok = true;
   return out;
 }

@@ -4,7 +4,7 @@
 #include <tuple>
 
 #include "domain/drift.hpp"
-#include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 #include "persistence/db.hpp"
 #include "persistence/notification_store.hpp"
 
@@ -110,13 +110,19 @@ drift_record_counts record_baseline_checks(pqxx::connection& conn,
              matches, step.change == drift_change::detected, step.change == drift_change::resolved);
     int episode = updated[0][0].as<int>();
     std::string subject = std::string(row[0][3].c_str()) + ":" + row[0][4].c_str();
-    std::string payload = "{\"source\":\"verify_drift\",\"what\":\"code_hash\",\"baseline_id\":" +
-                          std::to_string(c.id) + ",\"chain_id\":" + row[0][3].c_str() +
-                          ",\"address\":" + json::quote(row[0][4].c_str()) +
-                          ",\"label\":" + json::quote(row[0][5].c_str()) +
-                          ",\"expected\":" + json::quote(expected) +
-                          ",\"observed\":" + json::quote(*c.observed_code_hash) +
-                          ",\"episode\":" + std::to_string(episode) + "}";
+    const std::string payload = json::writer()
+                                    .begin_object()
+                                    .member("source", "verify_drift")
+                                    .member("what", "code_hash")
+                                    .member("baseline_id", c.id)
+                                    .member("chain_id", row[0][3].as<std::int64_t>())
+                                    .member("address", row[0][4].c_str())
+                                    .member("label", row[0][5].c_str())
+                                    .member("expected", expected)
+                                    .member("observed", *c.observed_code_hash)
+                                    .member("episode", episode)
+                                    .end_object()
+                                    .str();
     notify_edge(tx, step.change, "baseline:" + std::to_string(c.id), subject, episode, payload);
     count(counts, step.change);
   }
@@ -153,10 +159,17 @@ drift_record_counts record_drift_observations(pqxx::connection& conn,
              o.observed, o.detail_json, step.change == drift_change::detected,
              step.change == drift_change::resolved);
     int episode = updated[0][0].as<int>();
-    std::string payload =
-        "{\"source\":" + json::quote(o.source) + ",\"subject\":" + json::quote(o.subject) +
-        ",\"expected\":" + json::quote(o.expected) + ",\"observed\":" + json::quote(o.observed) +
-        ",\"episode\":" + std::to_string(episode) + ",\"detail\":" + o.detail_json + "}";
+    const std::string payload = json::writer()
+                                    .begin_object()
+                                    .member("source", o.source)
+                                    .member("subject", o.subject)
+                                    .member("expected", o.expected)
+                                    .member("observed", o.observed)
+                                    .member("episode", episode)
+                                    .key("detail")
+                                    .raw(o.detail_json)
+                                    .end_object()
+                                    .str();
     notify_edge(tx, step.change, o.source + ":" + o.subject, o.source + ":" + o.subject, episode,
                 payload);
     count(counts, step.change);

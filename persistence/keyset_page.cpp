@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "domain/json_writer.hpp"
+
 namespace mg::db {
 
 keyset keyset_of(const std::optional<domain::list_cursor>& after) {
@@ -23,6 +25,16 @@ json_page page_of(const pqxx::result& rows, int limit) {
   if (static_cast<int>(rows.size()) > limit)
     page.next = domain::list_cursor{rows[n - 1][1].as<long long>(), rows[n - 1][2].c_str()};
   return page;
+}
+
+std::string page_body(const json_page& page) {
+  json::writer w;
+  w.begin_object().key("items").raw(page.items).key("next_cursor");
+  if (page.next)
+    w.string(domain::encode_cursor(*page.next));
+  else
+    w.null();
+  return w.end_object().str();
 }
 
 } // namespace mg::db

@@ -30,4 +30,7 @@ keyset keyset_of(const std::optional<domain::list_cursor>& after);
 /// LIMIT limit + 1: a row beyond `limit` means a further page.
 json_page page_of(const pqxx::result& rows, int limit);
 
+/// The answer of a list call: {"items": [...], "next_cursor": <opaque or null>}.
+std::string page_body(const json_page& page);
+
 } // namespace mg::db

@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "config/log.hpp"
-#include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 #include "persistence/db.hpp"
 #include "persistence/notification_store.hpp"
 
@@ -94,10 +94,16 @@ void notify_callback_dlq(pqxx::transaction_base& tx, const std::string& outbox_i
   // (redeliver resets attempts, so they cannot).
   auto at = tx.exec("SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint")[0][0];
   notification n{"callback_dlq", outbox_id, "callback_dlq:" + outbox_id + ":" + at.c_str(),
-                 "{\"outbox_id\":" + json::quote(outbox_id) + ",\"event_id\":" +
-                     json::quote(event_id) + ",\"request_id\":" + json::quote(request_id) +
-                     ",\"event_type\":" + json::quote(event_type) + ",\"attempts\":" +
-                     std::to_string(attempts) + ",\"last_error\":" + json::quote(last_error) + "}"};
+                 json::writer()
+                     .begin_object()
+                     .member("outbox_id", outbox_id)
+                     .member("event_id", event_id)
+                     .member("request_id", request_id)
+                     .member("event_type", event_type)
+                     .member("attempts", attempts)
+                     .member("last_error", last_error)
+                     .end_object()
+                     .str()};
   enqueue_notification(tx, n);
 }
 
@@ -112,12 +118,17 @@ void enqueue_core_group_failure(const std::string& database_url, const std::stri
                   .count();
     // One fact per failing process incarnation: a node restarted under the
     // same MG_RUNTIME_NODE that fails again pages again.
-    notification n{
-        "core_group_failure", worker,
-        "core_group_failure:" + runtime_node + ":" + network_class + ":" + std::to_string(ms),
-        "{\"runtime_node\":" + json::quote(runtime_node) +
-            ",\"network_class\":" + json::quote(network_class) +
-            ",\"worker\":" + json::quote(worker) + ",\"reason\":" + json::quote(reason) + "}"};
+    notification n{"core_group_failure", worker,
+                   "core_group_failure:" + runtime_node + ":" + network_class + ":" +
+                       std::to_string(ms),
+                   json::writer()
+                       .begin_object()
+                       .member("runtime_node", runtime_node)
+                       .member("network_class", network_class)
+                       .member("worker", worker)
+                       .member("reason", reason)
+                       .end_object()
+                       .str()};
     pqxx::work tx(*conn);
     enqueue_notification(tx, n);
     tx.commit();

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 #include "persistence/db.hpp"
 #include "persistence/movement_store.hpp"
 
@@ -11,7 +11,8 @@ namespace mg::db {
 namespace {
 
 std::string reason_data(const std::string& reason) {
-  return reason.empty() ? "{}" : "{\"reason\":" + json::quote(reason) + "}";
+  return reason.empty() ? "{}"
+                        : json::writer().begin_object().member("reason", reason).end_object().str();
 }
 
 } // namespace

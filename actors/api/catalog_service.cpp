@@ -8,6 +8,7 @@
 #include "config/log.hpp"
 #include "domain/catalog_requests.hpp"
 #include "domain/evm_address.hpp"
+#include "domain/json_writer.hpp"
 #include "domain/plan.hpp"
 #include "persistence/audit_store.hpp"
 #include "persistence/catalog_store.hpp"
@@ -258,8 +259,12 @@ reply catalog_service::approve_proposal(const caller& who, const std::string& id
       return refused(action, who, id, conflict("template version could not be published"));
     auto row = db::review_proposal(tx, id, "approved", who.key_id);
     db::write_audit(tx, who.key_id, action, "template_proposal:" + id,
-                    "{\"template_key\":" + json::quote(p->template_key) +
-                        ",\"version\":" + std::to_string(version) + "}");
+                    json::writer()
+                        .begin_object()
+                        .member("template_key", p->template_key)
+                        .member("version", version)
+                        .end_object()
+                        .str());
     tx.commit();
     log::info("template published", {{"template_key", p->template_key}, {"version", version}});
     return reply{200, proposal_json(row, version), {}};

@@ -87,16 +87,11 @@ reply operator_call(service_context& ctx, const caller& who, const char* action,
 }
 
 std::string string_array(const std::vector<std::pair<std::string, std::string>>& nodes) {
-  std::string out = "[";
-  for (size_t i = 0; i < nodes.size(); ++i)
-    out += (i ? "," : "") + std::string("{\"node_key\":") + json::quote(nodes[i].first) +
-           ",\"node_state\":" + json::quote(nodes[i].second) + "}";
-  return out + "]";
-}
-
-std::string page_body(const db::json_page& page) {
-  return "{\"items\":" + page.items + ",\"next_cursor\":" +
-         (page.next ? json::quote(domain::encode_cursor(*page.next)) : "null") + "}";
+  json::writer w;
+  w.begin_array();
+  for (const auto& [key, state] : nodes)
+    w.begin_object().member("node_key", key).member("node_state", state).end_object();
+  return w.end_array().str();
 }
 
 /// 400 for the list parameters, with every problem listed.
@@ -280,7 +275,7 @@ reply movement_service::list(const caller& who, const list_query& q) {
     return error_reply(*e);
   return with_connection(ctx_, [&](pqxx::connection& c) -> reply {
     pqxx::read_transaction tx(c);
-    return reply{200, page_body(db::list_movements(tx, q.state, limit, cursor)), {}};
+    return reply{200, db::page_body(db::list_movements(tx, q.state, limit, cursor)), {}};
   });
 }
 
@@ -295,7 +290,7 @@ reply movement_service::events(const caller& who, const std::string& id, const l
     pqxx::read_transaction tx(c);
     if (!db::request_exists(tx, id))
       return error_reply(not_found("no movement " + id));
-    return reply{200, page_body(db::list_events(tx, id, limit, cursor)), {}};
+    return reply{200, db::page_body(db::list_events(tx, id, limit, cursor)), {}};
   });
 }
 
@@ -403,8 +398,12 @@ reply movement_service::resume(const caller& who, const std::string& id, const j
     db::notify_if_ready(tx, id);
     outcome o;
     o.body = movement_or_empty(tx, id);
-    o.audit_detail = "{\"from\":" + json::quote(row->request_state) +
-                     ",\"unknown_nodes_restarted\":" + std::to_string(restarted) + "}";
+    o.audit_detail = json::writer()
+                         .begin_object()
+                         .member("from", row->request_state)
+                         .member("unknown_nodes_restarted", restarted)
+                         .end_object()
+                         .str();
     return o;
   });
 }
@@ -428,8 +427,8 @@ reply movement_service::retry(const caller& who, const std::string& id, const js
     if (!one_of(node->node_state, {"FAILED", "UNKNOWN"}))
       return refuse(conflict("cannot retry a " + node->node_state + " node"));
     db::event_batch events(id, ctx_.settings.callback_max_attempts);
-    std::string detail =
-        "{\"node_key\":" + json::quote(key) + ",\"from\":" + json::quote(node->node_state);
+    json::writer detail;
+    detail.begin_object().member("node_key", key).member("from", node->node_state);
     if (node->node_state == "FAILED") {
       db::reopen_request(tx, id, row->request_state, events);
       db::ready_failed_node(tx, id, key, "EXECUTING", events);
@@ -450,8 +449,8 @@ reply movement_service::retry(const caller& who, const std::string& id, const js
       n->request_state = "EXECUTING";
       workers::add_recover_artifacts(events, *n, rr, u.next_state);
       db::apply_node_update(tx, *n, u, events);
-      detail += ",\"recover\":" + json::quote(workers::recover_outcome_name(rr.outcome)) +
-                ",\"to\":" + json::quote(domain::to_string(u.next_state));
+      detail.member("recover", workers::recover_outcome_name(rr.outcome))
+          .member("to", domain::to_string(u.next_state));
     }
     events.flush(tx);
     db::reconcile_request(tx, ctx_.plans, id, reconcile_settings_of(ctx_.settings));
@@ -459,7 +458,7 @@ reply movement_service::retry(const caller& who, const std::string& id, const js
     outcome o;
     o.body = with_member(movement_or_empty(tx, id), "unresolved_nodes",
                          string_array(db::broken_nodes(tx, id)));
-    o.audit_detail = detail + "}";
+    o.audit_detail = detail.end_object().str();
     return o;
   });
 }
@@ -492,8 +491,13 @@ reply movement_service::complete(const caller& who, const std::string& id,
     db::notify_if_ready(tx, id);
     outcome o;
     o.body = movement_or_empty(tx, id);
-    o.audit_detail = "{\"node_key\":" + json::quote(node_key) +
-                     ",\"provider_refs\":" + parsed.value->provider_refs + "}";
+    o.audit_detail = json::writer()
+                         .begin_object()
+                         .member("node_key", node_key)
+                         .key("provider_refs")
+                         .raw(parsed.value->provider_refs)
+                         .end_object()
+                         .str();
     return o;
   });
 }

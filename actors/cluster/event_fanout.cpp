@@ -7,7 +7,7 @@
 
 #include "config/log.hpp"
 #include "domain/api.hpp"
-#include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 #include "domain/movement_requests.hpp"
 #include "persistence/db.hpp"
 #include "persistence/event_feed.hpp"
@@ -194,8 +194,12 @@ call_result subscribe(fanout_pointer self, const std::string& request_id,
   publish_count(st);
   log::info("event subscription", {{"request_id", request_id.empty() ? "*" : request_id},
                                    {"subscribers", static_cast<long long>(st.subscribers.size())}});
-  return {200, "{\"request_id\":" + json::quote(request_id) +
-                   ",\"after_seq\":" + std::to_string(*from) + "}"};
+  return {200, json::writer()
+                   .begin_object()
+                   .member("request_id", request_id)
+                   .member("after_seq", *from)
+                   .end_object()
+                   .str()};
 }
 
 } // namespace
@@ -226,7 +230,7 @@ event_fanout_actor::behavior_type event_fanout(fanout_pointer self, db::connecti
           if (it->second.filters.empty())
             forget(self, who.address());
         }
-        return {200, "{\"removed\":" + std::to_string(removed) + "}"};
+        return {200, json::writer().begin_object().member("removed", removed).end_object().str()};
       },
       [self](tick_atom, uint64_t generation) {
         auto& st = self->state;
@@ -249,11 +253,15 @@ event_fanout_actor::behavior_type event_fanout(fanout_pointer self, db::connecti
       },
       [self](status_atom) {
         auto& st = self->state;
-        return "{\"subscribers\":" + std::to_string(st.subscribers.size()) +
-               ",\"subscriptions\":" + std::to_string(subscription_count(st)) +
-               ",\"delivered\":" + std::to_string(st.delivered) +
-               ",\"errors\":" + std::to_string(st.errors) +
-               ",\"cursor\":" + std::to_string(st.polling ? st.cursor : 0) + "}";
+        return json::writer()
+            .begin_object()
+            .member("subscribers", st.subscribers.size())
+            .member("subscriptions", subscription_count(st))
+            .member("delivered", st.delivered)
+            .member("errors", st.errors)
+            .member("cursor", st.polling ? st.cursor : 0)
+            .end_object()
+            .str();
       },
   };
 }

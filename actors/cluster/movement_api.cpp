@@ -16,6 +16,7 @@
 #include "actors/cluster/remote_providers.hpp"
 #include "config/log.hpp"
 #include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 #include "domain/url.hpp"
 #include "persistence/db.hpp"
 #include "persistence/nonce_store.hpp"
@@ -447,10 +448,14 @@ movement_api_actor::behavior_type movement_api(api_pointer self,
         return login(self, key_id, timestamp, nonce, signature);
       },
       [self](status_atom) {
-        return "{\"logins\":" + std::to_string(self->state.logins) +
-               ",\"refused\":" + std::to_string(self->state.refused) +
-               ",\"throttled\":" + std::to_string(self->state.throttled) +
-               ",\"subscribers\":" + std::to_string(self->state.door->subscribers->load()) + "}";
+        return json::writer()
+            .begin_object()
+            .member("logins", self->state.logins)
+            .member("refused", self->state.refused)
+            .member("throttled", self->state.throttled)
+            .member("subscribers", self->state.door->subscribers->load())
+            .end_object()
+            .str();
       },
   };
 }

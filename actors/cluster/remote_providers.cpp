@@ -8,7 +8,7 @@
 #include <set>
 
 #include "config/log.hpp"
-#include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 #include "domain/provider_json.hpp"
 
 namespace mg::actors {
@@ -292,7 +292,12 @@ register_remote_provider(caf::actor_system& sys, const api::caller& who, provide
   }
   log::info("remote provider registered",
             {{"key_id", who.key_id}, {"key", key}, {"kind", kind_name}});
-  return {200, "{\"registered\":" + json::quote(key) + ",\"kind\":\"" + kind_name + "\"}"};
+  return {200, json::writer()
+                   .begin_object()
+                   .member("registered", key)
+                   .member("kind", kind_name)
+                   .end_object()
+                   .str()};
 }
 
 } // namespace mg::actors

@@ -5,7 +5,7 @@
 #include "actors/metrics.hpp"
 #include "actors/workers/conditional_workers.hpp"
 #include "config/log.hpp"
-#include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 #include "persistence/db.hpp"
 #include "persistence/notification_store.hpp"
 
@@ -33,13 +33,16 @@ void notify_stale_venues(pqxx::transaction_base& tx, const std::vector<venue_fet
     auto f = db::venue_freshness_of(tx, v.venue_key, stale_threshold_seconds);
     if (!f.stale)
       continue;
-    auto last = f.last_fetched_at.empty() ? std::string("null") : json::quote(f.last_fetched_at);
     db::enqueue_notification(tx, {"balance_stale", "venue:" + v.venue_key,
                                   "balance_stale:" + v.venue_key + ":" +
                                       (f.last_fetched_at.empty() ? "never" : f.last_fetched_at),
-                                  "{\"venue_key\":" + json::quote(v.venue_key) +
-                                      ",\"last_fetched_at\":" + last +
-                                      ",\"error\":" + json::quote(v.error) + "}"});
+                                  json::writer()
+                                      .begin_object()
+                                      .member("venue_key", v.venue_key)
+                                      .member_or_null("last_fetched_at", f.last_fetched_at)
+                                      .member("error", v.error)
+                                      .end_object()
+                                      .str()});
   }
 }
 

@@ -1,41 +1,36 @@
 #include "actors/workers/step_proof.hpp"
 
-#include <cmath>
-#include <cstdio>
-
-#include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 #include "domain/provider_answer.hpp"
 
 namespace mg::workers {
 
 namespace {
 
-std::string text(const std::string& s) {
-  return json::quote(domain::storable_text(s));
-}
-
-/// The members after next_state, each preceded by a comma.
-std::string answer_members(const domain::step_result& r) {
-  std::string out = ",\"provider_state\":" + text(r.provider_state) +
-                    ",\"provider_refs\":" + (r.provider_refs.empty() ? "{}" : r.provider_refs) +
-                    ",\"provider_ref_id\":" + text(r.provider_ref_id) + ",\"retry_after_seconds\":";
-  if (r.retry_after_seconds && std::isfinite(*r.retry_after_seconds)) {
-    char number[32];
-    std::snprintf(number, sizeof number, "%.17g", *r.retry_after_seconds);
-    out += number;
-  } else {
-    out += "null";
-  }
-  return out + ",\"error_code\":" + text(r.error_code) +
-         ",\"error_detail\":" + text(r.error_detail);
+/// Writes the members after next_state and closes the object; strings are
+/// clipped to what the database keeps.
+std::string with_answer_members(json::writer& w, const domain::step_result& r) {
+  w.member("provider_state", domain::storable_text(r.provider_state))
+      .key("provider_refs")
+      .raw(r.provider_refs.empty() ? "{}" : r.provider_refs)
+      .member("provider_ref_id", domain::storable_text(r.provider_ref_id))
+      .key("retry_after_seconds");
+  if (r.retry_after_seconds)
+    w.number(*r.retry_after_seconds);
+  else
+    w.null();
+  return w.member("error_code", domain::storable_text(r.error_code))
+      .member("error_detail", domain::storable_text(r.error_detail))
+      .end_object()
+      .str();
 }
 
 } // namespace
 
 std::string step_proof_json(const domain::step_result& r) {
-  return "{\"next_state\":" +
-         json::quote(r.next_state ? std::string(domain::to_string(*r.next_state)) : "") +
-         answer_members(r) + "}";
+  json::writer w;
+  w.begin_object().member("next_state", r.next_state ? domain::to_string(*r.next_state) : "");
+  return with_answer_members(w, r);
 }
 
 std::string recover_proof_json(domain::recover_outcome outcome, domain::node_state led_to,
@@ -43,9 +38,9 @@ std::string recover_proof_json(domain::recover_outcome outcome, domain::node_sta
   const char* name = outcome == domain::recover_outcome::found    ? "found"
                      : outcome == domain::recover_outcome::fenced ? "fenced"
                                                                   : "still_unknown";
-  return "{\"outcome\":" + json::quote(name) +
-         ",\"next_state\":" + json::quote(std::string(domain::to_string(led_to))) +
-         answer_members(r) + "}";
+  json::writer w;
+  w.begin_object().member("outcome", name).member("next_state", domain::to_string(led_to));
+  return with_answer_members(w, r);
 }
 
 } // namespace mg::workers

@@ -7,7 +7,7 @@
 #include "actors/workers/conditional_workers.hpp"
 #include "config/log.hpp"
 #include "domain/evm_tx.hpp"
-#include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 #include "domain/keccak.hpp"
 #include "executors/evm_rpc.hpp"
 
@@ -73,8 +73,12 @@ chain_result check_chain(std::uint64_t chain_id, const executors::evm_rpc& rpc,
   std::string expected = std::to_string(chain_id);
   bool matches = *reported.value == expected;
   out.chain_id = db::drift_observation{
-      "evm_chain_id",  expected, expected,
-      *reported.value, matches,  "{\"rpc_origin\":" + json::quote(rpc.origin()) + "}"};
+      "evm_chain_id",
+      expected,
+      expected,
+      *reported.value,
+      matches,
+      json::writer().begin_object().member("rpc_origin", rpc.origin()).end_object().str()};
   if (!matches) {
     // The endpoint serves another chain: its code says nothing about ours.
     undecided_all("chain id mismatch: the endpoint reports " + *reported.value);

@@ -69,6 +69,17 @@ std::map<std::string, std::string> described(const cfg_settings& s) {
   return out;
 }
 
+/// Every name load_settings looks up: the settings' source of truth, so no
+/// test pins how many there are.
+std::set<std::string> looked_up_names() {
+  std::set<std::string> asked;
+  load_settings([&](const char* name) -> std::optional<std::string> {
+    asked.insert(name);
+    return std::nullopt;
+  });
+  return asked;
+}
+
 const char* const db_secret = "postgresql://mg:S3cr3tDbPassw0rd@db.internal:5432/movegate";
 const char* const admin_secret = "adm1n-T0ken-zz9-plural-z-alpha";
 const char* const callback_secret = "cb-S1gning-Key-qqq-777";
@@ -369,15 +380,11 @@ BOOST_AUTO_TEST_CASE(reads_every_variable) {
 
 BOOST_AUTO_TEST_CASE(looks_up_only_described_names) {
   // The names load_settings asks for are exactly the names describe() prints.
-  std::set<std::string> asked;
-  load_settings([&](const char* name) -> std::optional<std::string> {
-    asked.insert(name);
-    return std::nullopt;
-  });
+  const auto asked = looked_up_names();
   std::set<std::string> printed;
   for (const auto& kv : described(load_settings(env_of({}))))
     printed.insert(kv.first);
-  BOOST_TEST(asked.size() == 83u);
+  BOOST_TEST(!asked.empty());
   BOOST_CHECK(asked == printed);
   for (const auto& n : asked)
     BOOST_CHECK_MESSAGE(starts_with(n, "MG_"), n);
@@ -608,9 +615,10 @@ BOOST_AUTO_TEST_CASE(describe_one_line_per_setting) {
   std::size_t newlines = 0;
   for (char c : text)
     newlines += c == '\n';
-  BOOST_TEST(newlines == 83u);
+  const auto count = looked_up_names().size();
+  BOOST_TEST(newlines == count);
   auto lines = described(s);
-  BOOST_TEST(lines.size() == 83u);
+  BOOST_TEST(lines.size() == count);
   BOOST_TEST(lines["MG_NETWORK_CLASS"] == "devnet");
   BOOST_TEST(lines["MG_RUNTIME_NODE"] == hostname_pid());
   BOOST_TEST(lines["MG_NODE_DISPATCH_INTERVAL_SECONDS"] == "2");
@@ -622,7 +630,7 @@ BOOST_AUTO_TEST_CASE(describe_one_line_per_setting) {
   BOOST_TEST(lines["MG_CEX_TRANSFER_INGEST_VENUES_CSV"] == "");
   // A free-text value with a newline stays on its line.
   const auto odd = load_settings(env_of({{"MG_API_KEYS_FILE", "/tmp/a\nMG_ADMIN_TOKEN=x"}}));
-  BOOST_TEST(described(odd).size() == 83u);
+  BOOST_TEST(described(odd).size() == count);
 }
 
 BOOST_AUTO_TEST_CASE(describe_round_trips) {
