@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "domain/evm_tx_decode.hpp"
 #include "domain/hash.hpp"
 #include "domain/keccak.hpp"
 #include "domain/rlp.hpp"
@@ -52,35 +53,18 @@ std::string signing_data(const eip1559_tx& tx) {
 }
 
 std::optional<eip1559_tx> parse_eip1559_signing_data(std::string_view bytes) {
-  if (bytes.empty() || bytes[0] != eip1559_type)
-    return std::nullopt;
-  auto items = rlp::decode_list(bytes.substr(1));
-  if (!items || items->size() != 9)
-    return std::nullopt;
-  auto& f = *items;
-  auto chain = rlp::decode_uint(f[0]);
-  auto nonce = rlp::decode_uint(f[1]);
-  auto priority = rlp::decode_uint(f[2]);
-  auto max_fee = rlp::decode_uint(f[3]);
-  auto gas = rlp::decode_uint(f[4]);
-  auto value = rlp::decode_uint(f[6]);
-  if (!chain || !nonce || !priority || !max_fee || !gas || !value)
-    return std::nullopt;
-  if (f[5].is_list || (f[5].payload.size() != 20 && !f[5].payload.empty()) || f[7].is_list ||
-      !f[8].is_list || !f[8].payload.empty())
-    return std::nullopt;
-  auto chain_id = chain->to_u64();
-  if (!chain_id)
+  auto decoded = decode_evm_signing_data(bytes);
+  if (!decoded || decoded->kind != evm_tx_kind::eip1559 || !decoded->access_list.empty())
     return std::nullopt;
   eip1559_tx tx;
-  tx.chain_id = *chain_id;
-  tx.nonce = *nonce;
-  tx.max_priority_fee_per_gas = *priority;
-  tx.max_fee_per_gas = *max_fee;
-  tx.gas_limit = *gas;
-  tx.to = f[5].payload;
-  tx.value = *value;
-  tx.data = f[7].payload;
+  tx.chain_id = decoded->chain_id;
+  tx.nonce = decoded->nonce;
+  tx.max_priority_fee_per_gas = decoded->max_priority_fee_per_gas;
+  tx.max_fee_per_gas = decoded->max_fee_per_gas;
+  tx.gas_limit = decoded->gas_limit;
+  tx.to = std::move(decoded->to);
+  tx.value = decoded->value;
+  tx.data = std::move(decoded->data);
   return tx;
 }
 
