@@ -298,6 +298,7 @@ int cmd_bench(const args& a) {
   phase_result throughput, latency, off;
   s.wakeups_enabled = true;
   db::server_counters before;
+  auto present_before = db::other_client_backends(*conn);
   // The throughput phase has a runtime of its own: once it has stopped and
   // its backends have exited, the server's counters hold all of its work.
   with_runtime(s, [&](actors::runtime& rt) {
@@ -322,7 +323,7 @@ int cmd_bench(const args& a) {
   });
   {
     progress("throughput: reading the server's counters");
-    bool exact = db::wait_other_backends_gone(*conn, 30);
+    bool exact = db::wait_other_backends_gone(*conn, present_before, 30);
     auto after = db::read_server_counters(*conn);
     throughput.costs =
         costs_between(before, after, throughput.completed * long(o.nodes_per_movement), exact);

@@ -1,5 +1,6 @@
 #include "persistence/bench_store.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -98,18 +99,24 @@ server_counters read_server_counters(pqxx::connection& c) {
   return out;
 }
 
-bool wait_other_backends_gone(pqxx::connection& c, double cap_seconds) {
+std::vector<int> other_client_backends(pqxx::connection& c) {
+  pqxx::nontransaction tx(c);
+  std::vector<int> pids;
+  for (auto row : tx.exec("SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                          " AND backend_type = 'client backend' AND pid <> pg_backend_pid()"))
+    pids.push_back(row[0].as<int>());
+  return pids;
+}
+
+bool wait_other_backends_gone(pqxx::connection& c, const std::vector<int>& present_before,
+                              double cap_seconds) {
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::milliseconds(static_cast<long>(cap_seconds * 1000));
   for (;;) {
-    long others = 0;
-    {
-      pqxx::nontransaction tx(c);
-      others = tx.exec("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                       " AND backend_type = 'client backend' AND pid <> pg_backend_pid()")[0][0]
-                   .as<long>();
-    }
-    if (others == 0)
+    bool left = false;
+    for (int pid : other_client_backends(c))
+      left |= std::find(present_before.begin(), present_before.end(), pid) == present_before.end();
+    if (!left)
       return true;
     if (std::chrono::steady_clock::now() > deadline)
       return false;

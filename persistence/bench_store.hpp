@@ -4,6 +4,7 @@
 // flushes, commits, HOT updates) around a phase.
 #include <pqxx/pqxx>
 #include <string>
+#include <vector>
 
 namespace mg::db {
 
@@ -44,8 +45,13 @@ struct server_counters {
 /// flushed at exit) — see wait_other_backends_gone.
 server_counters read_server_counters(pqxx::connection& c);
 
-/// Waits (up to `cap_seconds`) until no other client backend is connected
-/// to this database. Returns whether none is left.
-bool wait_other_backends_gone(pqxx::connection& c, double cap_seconds);
+/// The pids of the other client backends connected to this database now.
+std::vector<int> other_client_backends(pqxx::connection& c);
+
+/// Waits (up to `cap_seconds`) until no client backend of this database is
+/// connected but this one and those in `present_before` (connections the
+/// phase did not open). Returns whether none is left.
+bool wait_other_backends_gone(pqxx::connection& c, const std::vector<int>& present_before,
+                              double cap_seconds);
 
 } // namespace mg::db
