@@ -11,7 +11,9 @@
 
 #include "actors/system_config.hpp"
 #include "app/common.hpp"
+#include "domain/json_writer.hpp"
 #include "executors/sim.hpp"
+#include "persistence/bench_store.hpp"
 #include "persistence/db.hpp"
 #include "persistence/migrate.hpp"
 
@@ -42,9 +44,15 @@ memory_use current_memory() {
   return m;
 }
 
-struct percentiles {
-  double p50 = 0, p99 = 0;
-  long samples = 0;
+using percentiles = db::bench_percentiles;
+
+/// Per node of the throughput phase, from the server's counters.
+struct server_costs {
+  double wal_sync_per_node = 0;
+  double xact_commit_per_node = 0;
+  double hot_share = 0; // HOT updates / updates of movement_request_nodes
+  long node_updates = 0;
+  bool exact = true; // every other backend had exited when the counters were read
 };
 
 struct phase_result {
@@ -56,6 +64,7 @@ struct phase_result {
   percentiles approve_to_first_submit;
   percentiles hop;
   memory_use memory; // when the phase had settled
+  server_costs costs;
 };
 
 struct bench_options {
@@ -74,59 +83,39 @@ void progress(const std::string& line) {
   std::cerr << "bench: " << line << std::endl;
 }
 
-percentiles read_percentiles(pqxx::work& tx, const std::string& sql, const std::string& prefix) {
-  auto r = tx.exec_params("SELECT COALESCE(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms), 0),"
-                          " COALESCE(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms), 0),"
-                          " count(*) FROM (" +
-                              sql + ") AS samples(ms)",
-                          prefix);
-  return {r[0][0].as<double>(), r[0][1].as<double>(), r[0][2].as<long>()};
-}
-
-/// Latencies from what the database recorded: approval event → first
-/// accepted submit in the sim ledger; last predecessor's COMPLETED event →
-/// the successor's accepted submit.
+/// Latencies from what the database recorded (see persistence/bench_store).
 void measure_latency(pqxx::connection& c, const std::string& prefix, phase_result& out) {
-  pqxx::work tx(c);
-  out.approve_to_first_submit = read_percentiles(
-      tx,
-      "SELECT extract(epoch FROM min(l.accepted_at) - min(e.occurred_at)) * 1000"
-      " FROM movement_requests r"
-      " JOIN movement_events e ON e.request_id = r.id AND e.event_type = 'request_approved'"
-      " JOIN movement_request_nodes n ON n.request_id = r.id"
-      " JOIN sim_ledger l ON l.node_id = n.id AND NOT l.fenced"
-      " WHERE r.idempotency_key LIKE $1 GROUP BY r.id",
-      prefix);
-  out.hop = read_percentiles(
-      tx,
-      "SELECT extract(epoch FROM min(l.accepted_at) - max(e.occurred_at)) * 1000"
-      " FROM movement_requests r"
-      " JOIN template_edges te ON te.template_key = r.template_key"
-      "  AND te.version = r.template_version"
-      " JOIN movement_events e ON e.request_id = r.id AND e.node_key = te.from_key"
-      "  AND e.event_type = 'node_state_changed' AND e.payload->>'node_state' = 'COMPLETED'"
-      " JOIN movement_request_nodes n ON n.request_id = r.id AND n.node_key = te.to_key"
-      " JOIN sim_ledger l ON l.node_id = n.id AND NOT l.fenced"
-      " WHERE r.idempotency_key LIKE $1 GROUP BY r.id, te.to_key",
-      prefix);
-  tx.commit();
+  pqxx::read_transaction tx(c);
+  out.approve_to_first_submit = db::bench_approve_to_first_submit(tx, prefix);
+  out.hop = db::bench_hop(tx, prefix);
+  tx.abort();
 }
 
 void measure_throughput(pqxx::connection& c, const std::string& prefix, int nodes_per_movement,
                         phase_result& out) {
-  pqxx::work tx(c);
-  auto r = tx.exec_params("SELECT count(*) FILTER (WHERE r.request_state = 'COMPLETED'),"
-                          " extract(epoch FROM max(r.updated_at) - min(e.occurred_at))"
-                          " FROM movement_requests r JOIN movement_events e ON e.request_id = r.id"
-                          "  AND e.event_type = 'request_approved' WHERE r.idempotency_key LIKE $1",
-                          prefix);
-  tx.commit();
-  out.completed = r[0][0].as<long>();
-  out.seconds = r[0][1].is_null() ? 0 : r[0][1].as<double>();
+  pqxx::read_transaction tx(c);
+  auto t = db::bench_read_throughput(tx, prefix);
+  tx.abort();
+  out.completed = t.completed;
+  out.seconds = t.seconds;
   if (out.seconds > 0) {
     out.movements_per_s = out.completed / out.seconds;
     out.nodes_per_s = out.completed * nodes_per_movement / out.seconds;
   }
+}
+
+server_costs costs_between(const db::server_counters& a, const db::server_counters& b, long nodes,
+                           bool exact) {
+  server_costs out;
+  out.exact = exact;
+  out.node_updates = b.node_updates - a.node_updates;
+  if (nodes > 0) {
+    out.wal_sync_per_node = double(b.wal_sync - a.wal_sync) / nodes;
+    out.xact_commit_per_node = double(b.xact_commit - a.xact_commit) / nodes;
+  }
+  if (out.node_updates > 0)
+    out.hot_share = double(b.node_hot_updates - a.node_hot_updates) / out.node_updates;
+  return out;
 }
 
 std::vector<std::string> create_movements(pqxx::connection& c, actors::runtime& rt,
@@ -161,13 +150,12 @@ void approve(pqxx::connection& c, actors::runtime& rt, const std::string& id) {
   rt.notify_changed(id);
 }
 
+/// Rolled back, so the bench's own polling adds nothing to xact_commit.
 long count_settled(pqxx::connection& c, const std::string& prefix) {
-  pqxx::work tx(c);
-  auto r = tx.exec_params("SELECT count(*) FROM movement_requests WHERE idempotency_key LIKE $1"
-                          " AND request_state IN ('COMPLETED', 'FAILED', 'MANUAL_INTERVENTION')",
-                          prefix);
-  tx.commit();
-  return r[0][0].as<long>();
+  pqxx::read_transaction tx(c);
+  long n = db::bench_count_settled(tx, prefix);
+  tx.abort();
+  return n;
 }
 
 void wait_settled(pqxx::connection& c, const std::string& prefix, long n, double cap_seconds,
@@ -212,6 +200,12 @@ std::string fmt(double v) {
   return buf;
 }
 
+std::string fmt3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
+}
+
 void print_table(const bench_options& o, const phase_result& t, const phase_result& l,
                  const phase_result* off) {
   std::printf("movegate bench — shape %s, %d movements x %d nodes, sim zero latency\n",
@@ -221,6 +215,16 @@ void print_table(const bench_options& o, const phase_result& t, const phase_resu
   std::printf("%-44s %12s\n", "throughput: nodes/s", fmt(t.nodes_per_s).c_str());
   std::printf("%-44s %12s\n", "throughput: completed / wall s",
               (std::to_string(t.completed) + " / " + fmt(t.seconds)).c_str());
+  std::printf("%-44s %12s\n", "throughput: WAL flushes (wal_sync) / node",
+              fmt3(t.costs.wal_sync_per_node).c_str());
+  std::printf("%-44s %12s\n", "throughput: xact_commit / node",
+              fmt3(t.costs.xact_commit_per_node).c_str());
+  std::printf("%-44s %12s\n", "throughput: HOT share of node updates",
+              fmt3(t.costs.hot_share).c_str());
+  std::printf("%-44s %12ld\n", "throughput: node updates", t.costs.node_updates);
+  if (!t.costs.exact)
+    std::printf("(a backend of the phase was still connected: the counters may miss its last"
+                " second)\n");
   std::printf("%-44s %12s\n", "memory: RSS after throughput (MiB)", fmt(t.memory.rss_mib).c_str());
   std::printf("%-44s %12s\n", "memory: RSS after latency (MiB)", fmt(l.memory.rss_mib).c_str());
   std::printf("%-44s %12s\n", "memory: peak RSS (MiB)", fmt(l.memory.peak_mib).c_str());
@@ -239,26 +243,37 @@ void print_table(const bench_options& o, const phase_result& t, const phase_resu
   }
 }
 
-std::string pjson(const percentiles& p) {
-  return "{\"p50\":" + fmt(p.p50) + ",\"p99\":" + fmt(p.p99) +
-         ",\"samples\":" + std::to_string(p.samples) + "}";
+void percentiles_json(json::writer& w, const char* name, const percentiles& p) {
+  w.key(name).begin_object();
+  w.key("p50").raw(fmt(p.p50)).key("p99").raw(fmt(p.p99)).member("samples", int64_t(p.samples));
+  w.end_object();
 }
 
 void print_json(const bench_options& o, const phase_result& t, const phase_result& l,
                 const phase_result* off) {
-  std::string out =
-      "{\"shape\":\"" + o.shape + "\",\"movements\":" + std::to_string(o.movements) +
-      ",\"completed\":" + std::to_string(t.completed) + ",\"seconds\":" + fmt(t.seconds) +
-      ",\"movements_per_s\":" + fmt(t.movements_per_s) + ",\"nodes_per_s\":" + fmt(t.nodes_per_s) +
-      ",\"approve_to_first_submit_ms\":" + pjson(l.approve_to_first_submit) +
-      ",\"hop_ms\":" + pjson(l.hop) +
-      ",\"memory_mib\":{\"after_throughput\":" + fmt(t.memory.rss_mib) +
-      ",\"after_latency\":" + fmt(l.memory.rss_mib) + ",\"peak\":" + fmt(l.memory.peak_mib) + "}";
-  if (off)
-    out +=
-        ",\"wakeups_off\":{\"approve_to_first_submit_ms\":" + pjson(off->approve_to_first_submit) +
-        ",\"hop_ms\":" + pjson(off->hop) + "}";
-  std::cout << out << "}" << std::endl;
+  json::writer w;
+  w.begin_object();
+  w.member("shape", o.shape).member("movements", o.movements);
+  w.member("completed", int64_t(t.completed)).key("seconds").raw(fmt(t.seconds));
+  w.key("movements_per_s").raw(fmt(t.movements_per_s)).key("nodes_per_s").raw(fmt(t.nodes_per_s));
+  percentiles_json(w, "approve_to_first_submit_ms", l.approve_to_first_submit);
+  percentiles_json(w, "hop_ms", l.hop);
+  w.key("wal_sync_per_node").raw(fmt3(t.costs.wal_sync_per_node));
+  w.key("xact_commit_per_node").raw(fmt3(t.costs.xact_commit_per_node));
+  w.key("hot_share").raw(fmt3(t.costs.hot_share));
+  w.member("node_updates", int64_t(t.costs.node_updates)).member("counters_exact", t.costs.exact);
+  w.key("memory_mib").begin_object();
+  w.key("after_throughput").raw(fmt(t.memory.rss_mib));
+  w.key("after_latency").raw(fmt(l.memory.rss_mib)).key("peak").raw(fmt(l.memory.peak_mib));
+  w.end_object();
+  if (off) {
+    w.key("wakeups_off").begin_object();
+    percentiles_json(w, "approve_to_first_submit_ms", off->approve_to_first_submit);
+    percentiles_json(w, "hop_ms", off->hop);
+    w.end_object();
+  }
+  w.end_object();
+  std::cout << w.str() << std::endl;
 }
 
 } // namespace
@@ -282,30 +297,47 @@ int cmd_bench(const args& a) {
 
   phase_result throughput, latency, off;
   s.wakeups_enabled = true;
+  db::server_counters before;
+  auto present_before = db::other_client_backends(*conn);
+  // The throughput phase has a runtime of its own: once it has stopped and
+  // its backends have exited, the server's counters hold all of its work.
   with_runtime(s, [&](actors::runtime& rt) {
     {
-      pqxx::work tx(*conn);
+      pqxx::read_transaction tx(*conn);
       o.nodes_per_movement =
           static_cast<int>(rt.plans()
                                .get(tx, template_key, db::latest_template_version(tx, template_key))
                                ->plan.nodes.size());
+      tx.abort();
     }
     auto prefix = "bench-" + run + "-t-";
     progress("creating " + std::to_string(o.movements) + " " + o.shape + " movements");
     auto ids = create_movements(*conn, rt, template_key, prefix, o.movements);
+    before = db::read_server_counters(*conn);
     progress("approving all at once");
     for (auto& id : ids)
       approve(*conn, rt, id);
     wait_settled(*conn, prefix + "%", o.movements, 600, "throughput");
     measure_throughput(*conn, prefix + "%", o.nodes_per_movement, throughput);
     throughput.memory = current_memory();
-
+  });
+  {
+    progress("throughput: reading the server's counters");
+    bool exact = db::wait_other_backends_gone(*conn, present_before, 30);
+    auto after = db::read_server_counters(*conn);
+    throughput.costs =
+        costs_between(before, after, throughput.completed * long(o.nodes_per_movement), exact);
+  }
+  with_runtime(s, [&](actors::runtime& rt) {
     auto lprefix = "bench-" + run + "-l-";
     progress("latency: " + std::to_string(o.latency_movements) + " approvals, one every " +
              std::to_string(o.pace_ms) + " ms");
     auto lids = create_movements(*conn, rt, template_key, lprefix, o.latency_movements);
-    for (auto& id : lids) {
-      approve(*conn, rt, id);
+    for (size_t i = 0; i < lids.size(); ++i) {
+      approve(*conn, rt, lids[i]);
+      if ((i + 1) % 50 == 0)
+        progress("latency: " + std::to_string(i + 1) + "/" + std::to_string(lids.size()) +
+                 " approved");
       std::this_thread::sleep_for(std::chrono::milliseconds(o.pace_ms));
     }
     wait_settled(*conn, lprefix + "%", o.latency_movements, 120, "latency");

@@ -25,7 +25,7 @@ void event_batch::add_generated_artifacts(const std::string& node_id, int attemp
 
 namespace {
 
-const statement& write_events_statement(bool attention, bool artifacts);
+const statement& write_events_statement(bool attention, bool artifacts, bool outbox);
 
 } // namespace
 
@@ -50,15 +50,16 @@ template <class Run> void event_batch::write(Run&& run) {
     a_payloads.push_back(a.payload_json);
     a_hashes.push_back(a.payload_hash);
   }
+  bool outbox = has_callback_.value_or(true);
   if (artifacts_.empty())
-    run(write_events_statement(attention, false), request_id_, text_array(types),
+    run(write_events_statement(attention, false, outbox), request_id_, text_array(types),
         text_array(states), text_array(keys), text_array(node_states), text_array(data),
         max_attempts_);
   else
-    run(write_events_statement(attention, true), request_id_, text_array(types), text_array(states),
-        text_array(keys), text_array(node_states), text_array(data), max_attempts_,
-        text_array(a_nodes), text_array(a_attempts), text_array(a_kinds), text_array(a_payloads),
-        text_array(a_hashes));
+    run(write_events_statement(attention, true, outbox), request_id_, text_array(types),
+        text_array(states), text_array(keys), text_array(node_states), text_array(data),
+        max_attempts_, text_array(a_nodes), text_array(a_attempts), text_array(a_kinds),
+        text_array(a_payloads), text_array(a_hashes));
   events_.clear();
   artifacts_.clear();
 }
@@ -75,13 +76,15 @@ namespace {
 
 /// The events statement, with only the CTEs this batch needs: every
 /// ModifyTable in a plan is set up at each execution even when it inserts
-/// nothing, and most batches have no request_attention and some no artifacts.
-const statement& write_events_statement(bool attention, bool artifacts) {
-  auto build = [](bool attention, bool artifacts) {
+/// nothing (and an AFTER ... FOR EACH STATEMENT trigger fires even then),
+/// and most batches have no request_attention, some no artifacts and many
+/// a request without a callback_url.
+const statement& write_events_statement(bool attention, bool artifacts, bool outbox) {
+  auto build = [](bool attention, bool artifacts, bool outbox) {
     // ord keeps the events in the order they happened (seq is a bigserial).
     std::string sql =
         "WITH input AS ("
-        "  SELECT gen_random_uuid() AS id, clock_timestamp() AS at, t.*"
+        "  SELECT mg_uuid_v7() AS id, clock_timestamp() AS at, t.*"
         "  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[])"
         "       WITH ORDINALITY AS t(event_type, request_state, node_key, node_state, data, ord)),"
         " ev AS ("
@@ -113,19 +116,27 @@ const statement& write_events_statement(bool attention, bool artifacts) {
              "  FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::text[])"
              "       WITH ORDINALITY AS a(node_id, attempt_no, kind, payload, hash, ord)"
              "  ORDER BY a.ord)";
-    sql += " INSERT INTO movement_callback_outbox (event_id, request_id, event_type, payload,"
-           "   callback_url, max_attempts, callback_timestamp, callback_nonce)"
-           " SELECT ev.id, r.id, ev.event_type, ev.payload, r.callback_url, $7,"
-           "   extract(epoch FROM now())::bigint, replace(gen_random_uuid()::text, '-', '')"
-           " FROM ev JOIN movement_requests r ON r.id = $1::uuid"
-           " WHERE r.callback_url IS NOT NULL";
+    if (outbox)
+      sql += " INSERT INTO movement_callback_outbox (event_id, request_id, event_type, payload,"
+             "   callback_url, max_attempts, callback_timestamp, callback_nonce)"
+             " SELECT ev.id, r.id, ev.event_type, ev.payload, r.callback_url, $7,"
+             "   extract(epoch FROM now())::bigint, replace(gen_random_uuid()::text, '-', '')"
+             " FROM ev JOIN movement_requests r ON r.id = $1::uuid"
+             " WHERE r.callback_url IS NOT NULL";
+    else
+      // $7 (the outbox's max_attempts) is still sent: the same arguments
+      // for every variant. The CTEs run to completion whatever this reads.
+      sql += " SELECT $7::int WHERE false";
     return statement{std::string("mg_write_events") + (attention ? "_attention" : "") +
-                         (artifacts ? "_artifacts" : ""),
+                         (artifacts ? "_artifacts" : "") + (outbox ? "" : "_no_outbox"),
                      sql};
   };
-  static const statement variants[2][2] = {{build(false, false), build(false, true)},
-                                           {build(true, false), build(true, true)}};
-  return variants[attention][artifacts];
+  static const statement variants[2][2][2] = {
+      {{build(false, false, false), build(false, false, true)},
+       {build(false, true, false), build(false, true, true)}},
+      {{build(true, false, false), build(true, false, true)},
+       {build(true, true, false), build(true, true, true)}}};
+  return variants[attention][artifacts][outbox];
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // movement_events rows (and their callback outbox rows) written in the
 // transaction of the change that produced them (SPEC §6).
+#include <optional>
 #include <pqxx/pqxx>
 #include <string>
 #include <vector>
@@ -35,6 +36,11 @@ public:
       : request_id_(std::move(request_id)), max_attempts_(callback_max_attempts) {}
 
   void add(event e) { events_.push_back(std::move(e)); }
+  /// What the writer read of the request's callback_url (set at create,
+  /// never changed): without one, the write skips the callback outbox
+  /// insert, and with it the outbox's notify trigger. Unset: the outbox
+  /// insert runs and keeps only rows of a request with a callback_url.
+  void set_has_callback(bool has_callback_url) { has_callback_ = has_callback_url; }
   void node_changed(const std::string& request_state, const std::string& node_key,
                     const std::string& node_state, std::string data = "{}");
   /// Appends an artifact (append-only) at the next flush.
@@ -57,6 +63,7 @@ private:
 
   std::string request_id_;
   int max_attempts_;
+  std::optional<bool> has_callback_;
   std::vector<event> events_;
   std::vector<pending_artifact> artifacts_;
 };

@@ -14,24 +14,11 @@ using domain::request_state;
 
 create_result create_request(pqxx::transaction_base& tx, plan_cache& plans, const create_params& p,
                              int callback_max_attempts) {
-  auto existing = tx.exec_params("SELECT id FROM movement_requests WHERE idempotency_key = $1",
-                                 p.idempotency_key);
-  if (!existing.empty())
-    return {existing[0][0].c_str(), true};
   int version =
       p.template_version ? p.template_version : latest_template_version(tx, p.template_key);
   if (version == 0)
     throw std::invalid_argument("unknown template " + p.template_key);
   auto stored = plans.get(tx, p.template_key, version);
-  auto r = tx.exec_params(
-      "INSERT INTO movement_requests (network_class, template_key, template_version,"
-      " compiled_plan_hash, intent, input_params, request_state, expires_at, callback_url,"
-      " idempotency_key, created_by)"
-      " VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, 'PENDING_APPROVAL',"
-      "  clock_timestamp() + make_interval(secs => $7), $8, $9, $10) RETURNING id",
-      p.network_class, p.template_key, version, stored->graph_hash, p.intent, p.input_params,
-      p.approval_ttl_seconds, null_if_empty(p.callback_url), p.idempotency_key, p.created_by);
-  std::string id = r[0][0].c_str();
   std::vector<std::string> keys, kinds, types, executors, signers, side, signing;
   for (auto& n : stored->plan.nodes) {
     keys.push_back(n.node_key);
@@ -42,17 +29,41 @@ create_result create_request(pqxx::transaction_base& tx, plan_cache& plans, cons
     side.push_back(n.side_effect ? "t" : "f");
     signing.push_back(n.signing_required ? "t" : "f");
   }
-  tx.exec_params(
-      "INSERT INTO movement_request_nodes (request_id, request_created_at, position, node_key,"
-      " node_kind, action_type, executor_key, signer_key, side_effect, signing_required,"
-      " node_state)"
-      " SELECT $1::uuid, (SELECT created_at FROM movement_requests WHERE id = $1::uuid), ord - 1,"
-      " k, kind, t, e, NULLIF(s, ''), se, sr, 'BLOCKED'"
-      " FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bool[],"
-      "             $8::bool[]) WITH ORDINALITY AS u(k, kind, t, e, s, se, sr, ord)",
-      id, text_array(keys), text_array(kinds), text_array(types), text_array(executors),
-      text_array(signers), text_array(side), text_array(signing));
+  // The request and its nodes in one statement. An idempotency key already
+  // taken inserts nothing (after waiting for a concurrent insert of the same
+  // key to end), and the existing row answers below.
+  static const statement insert{
+      "mg_create_request",
+      "WITH req AS (INSERT INTO movement_requests (network_class, template_key,"
+      "  template_version, compiled_plan_hash, intent, input_params, request_state, expires_at,"
+      "  callback_url, idempotency_key, created_by, create_body_hash)"
+      "  VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, 'PENDING_APPROVAL',"
+      "   clock_timestamp() + make_interval(secs => $7), $8, $9, $10, $18)"
+      "  ON CONFLICT (idempotency_key) DO NOTHING RETURNING id, created_at),"
+      " nodes AS (INSERT INTO movement_request_nodes (request_id, request_created_at, position,"
+      "  node_key, node_kind, action_type, executor_key, signer_key, side_effect,"
+      "  signing_required, node_state)"
+      "  SELECT req.id, req.created_at, ord - 1, k, kind, t, e, NULLIF(s, ''), se, sr, 'BLOCKED'"
+      "  FROM req, unnest($11::text[], $12::text[], $13::text[], $14::text[], $15::text[],"
+      "                   $16::bool[], $17::bool[]) WITH ORDINALITY AS u(k, kind, t, e, s, se, sr,"
+      "                                                                  ord))"
+      " SELECT id FROM req"};
+  auto r = exec(tx, insert, p.network_class, p.template_key, version, stored->graph_hash, p.intent,
+                p.input_params, p.approval_ttl_seconds, null_if_empty(p.callback_url),
+                p.idempotency_key, p.created_by, text_array(keys), text_array(kinds),
+                text_array(types), text_array(executors), text_array(signers), text_array(side),
+                text_array(signing), null_if_empty(p.body_hash));
+  if (r.empty()) {
+    auto existing = tx.exec_params("SELECT id FROM movement_requests WHERE idempotency_key = $1",
+                                   p.idempotency_key);
+    if (existing.empty())
+      throw std::runtime_error("idempotency key " + p.idempotency_key +
+                               " conflicted but its request is gone");
+    return {existing[0][0].c_str(), true};
+  }
+  std::string id = r[0][0].c_str();
   event_batch events(id, callback_max_attempts);
+  events.set_has_callback(!p.callback_url.empty());
   events.add({"request_created", "PENDING_APPROVAL", "", "", "{}"});
   events.flush(tx);
   return {id, false};
@@ -68,6 +79,7 @@ struct locked_request {
   std::vector<std::string> frontier;
   std::string template_key;
   int template_version;
+  bool has_callback;
   std::vector<domain::node_view> nodes; // locked too while the request is active
 };
 
@@ -81,7 +93,8 @@ std::optional<locked_request> lock_request_and_nodes(pqxx::transaction_base& tx,
       "mg_lock_request_nodes",
       "WITH req AS MATERIALIZED ("
       "  SELECT request_state, dispatch_paused, attention_raised, needs_reconcile,"
-      "   to_json(current_frontier)::text AS frontier, template_key, template_version"
+      "   to_json(current_frontier)::text AS frontier, template_key, template_version,"
+      "   callback_url IS NOT NULL AS has_callback"
       "  FROM movement_requests WHERE id = $1 FOR UPDATE),"
       " nodes AS MATERIALIZED ("
       "  SELECT position, node_key, node_state, COALESCE(error_code, '') AS error_code,"
@@ -103,11 +116,12 @@ std::optional<locked_request> lock_request_and_nodes(pqxx::transaction_base& tx,
                      json_string_array(row[4].c_str()),
                      row[5].c_str(),
                      row[6].as<int>(),
+                     row[7].as<bool>(),
                      {}};
   for (auto node : r)
-    if (!node[7].is_null())
-      out.nodes.push_back({node[7].c_str(), *domain::parse_node_state(node[8].c_str()),
-                           node[9].c_str(), node[10].as<double>()});
+    if (!node[8].is_null())
+      out.nodes.push_back({node[8].c_str(), *domain::parse_node_state(node[9].c_str()),
+                           node[10].c_str(), node[11].as<double>()});
   return out;
 }
 
@@ -151,6 +165,35 @@ std::string frontier_data(const std::vector<std::string>& frontier) {
   return out + "]}";
 }
 
+/// The events of reconcile's actions, in the order the request saw them.
+void add_reconcile_events(event_batch& events, const domain::reconcile_actions& actions,
+                          request_state state) {
+  std::string state_name(domain::to_string(state));
+  for (auto& key : actions.activate)
+    events.node_changed(state_name, key, "READY");
+  if (actions.new_state)
+    events.add({request_event_type(state), state_name, "", "",
+                state == request_state::manual_intervention ||
+                        state == request_state::waiting_manual_action
+                    ? attention_data(actions.attention)
+                    : "{}"});
+  else if (actions.attention != domain::attention_reason::none)
+    events.add({"request_attention", state_name, "", "", attention_data(actions.attention)});
+  if (actions.frontier_changed)
+    events.add({"frontier_advanced", state_name, "", "", frontier_data(actions.frontier)});
+}
+
+// Activation rides on the request update: both rows are locked already, so
+// one round trip does both.
+const statement update_request{
+    "mg_reconciled_request",
+    "WITH activated AS (UPDATE movement_request_nodes SET node_state = 'READY',"
+    "  updated_at = clock_timestamp() WHERE request_id = $1 AND node_key = ANY($6::text[])"
+    "  AND node_state = 'BLOCKED')"
+    " UPDATE movement_requests SET request_state = $2, dispatch_paused = $3,"
+    " attention_raised = $4, current_frontier = $5::text[], needs_reconcile = false,"
+    " updated_at = clock_timestamp() WHERE id = $1"};
+
 } // namespace
 
 reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plans,
@@ -165,9 +208,11 @@ reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plan
   if (!domain::is_active(req->state)) {
     out.terminal =
         domain::is_terminal(req->state) || req->state == request_state::manual_intervention;
-    if (req->needs_reconcile)
+    if (req->needs_reconcile) {
       tx.exec_params("UPDATE movement_requests SET needs_reconcile = false WHERE id = $1",
                      request_id);
+      out.wrote = true;
+    }
     return out;
   }
   auto stored = plans.get(tx, req->template_key, req->template_version);
@@ -188,31 +233,10 @@ reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plan
     return out;
 
   event_batch events(request_id, settings.callback_max_attempts);
-  if (!actions.activate.empty()) {
-    for (auto& key : actions.activate)
-      events.node_changed(state_name, key, "READY");
-    out.activated = static_cast<int>(actions.activate.size());
-  }
-  if (actions.new_state)
-    events.add({request_event_type(state), state_name, "", "",
-                state == request_state::manual_intervention ||
-                        state == request_state::waiting_manual_action
-                    ? attention_data(actions.attention)
-                    : "{}"});
-  else if (actions.attention != domain::attention_reason::none)
-    events.add({"request_attention", state_name, "", "", attention_data(actions.attention)});
-  if (actions.frontier_changed)
-    events.add({"frontier_advanced", state_name, "", "", frontier_data(actions.frontier)});
-  // Activation rides on the request update: both rows are locked already,
-  // so one round trip does both.
-  static const statement update_request{
-      "mg_reconciled_request",
-      "WITH activated AS (UPDATE movement_request_nodes SET node_state = 'READY',"
-      "  updated_at = clock_timestamp() WHERE request_id = $1 AND node_key = ANY($6::text[])"
-      "  AND node_state = 'BLOCKED')"
-      " UPDATE movement_requests SET request_state = $2, dispatch_paused = $3,"
-      " attention_raised = $4, current_frontier = $5::text[], needs_reconcile = false,"
-      " updated_at = clock_timestamp() WHERE id = $1"};
+  events.set_has_callback(req->has_callback);
+  add_reconcile_events(events, actions, state);
+  out.activated = static_cast<int>(actions.activate.size());
+  out.wrote = true;
   write_batch batch; // one round trip for the request, its nodes and the events
   batch.add(tx, update_request, request_id, state_name, actions.dispatch_paused,
             actions.attention_raised, text_array(actions.frontier), text_array(actions.activate));
@@ -221,34 +245,117 @@ reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plan
   return out;
 }
 
-approve_result approve_request(pqxx::transaction_base& tx, plan_cache& plans,
-                               const std::string& request_id, const std::string& approver,
-                               const reconcile_settings& settings) {
-  approve_result out;
-  auto r = tx.exec_params("SELECT request_state, expires_at > clock_timestamp()"
-                          " FROM movement_requests WHERE id = $1 FOR UPDATE",
-                          request_id);
+std::optional<approval_lock> lock_for_approval(pqxx::transaction_base& tx,
+                                               const std::string& request_id) {
+  // The request row, then (only when it can be approved) its nodes, locked
+  // in one round trip: the nodes' scan is gated on the request CTE, so the
+  // request row is locked first, as everywhere.
+  static const statement q{
+      "mg_lock_for_approval",
+      "WITH req AS MATERIALIZED ("
+      "  SELECT request_state, created_by, COALESCE(expires_at <= clock_timestamp(), false)"
+      "   AS expired, dispatch_paused, attention_raised,"
+      "   to_json(current_frontier)::text AS frontier, template_key, template_version,"
+      "   callback_url IS NOT NULL AS has_callback"
+      "  FROM movement_requests WHERE id = $1 FOR UPDATE),"
+      " nodes AS MATERIALIZED ("
+      "  SELECT position, node_key, node_state, COALESCE(error_code, '') AS error_code,"
+      "   COALESCE(extract(epoch FROM clock_timestamp() - unknown_since)::float8, 0) AS unknown_for"
+      "  FROM movement_request_nodes WHERE request_id = $1"
+      "   AND EXISTS (SELECT 1 FROM req WHERE request_state = 'PENDING_APPROVAL' AND NOT expired)"
+      "  ORDER BY position FOR UPDATE)"
+      " SELECT req.*, nodes.node_key, nodes.node_state, nodes.error_code, nodes.unknown_for"
+      " FROM req LEFT JOIN nodes ON true ORDER BY nodes.position"};
+  auto r = exec(tx, q, request_id);
   if (r.empty())
-    return out;
-  if (std::string(r[0][0].c_str()) != "PENDING_APPROVAL") {
+    return std::nullopt;
+  auto row = r[0];
+  approval_lock out;
+  out.request_id = request_id;
+  out.request_state = row[0].c_str();
+  out.created_by = row[1].c_str();
+  out.expired = row[2].as<bool>();
+  out.dispatch_paused = row[3].as<bool>();
+  out.attention_raised = row[4].as<bool>();
+  out.frontier = json_string_array(row[5].c_str());
+  out.template_key = row[6].c_str();
+  out.template_version = row[7].as<int>();
+  out.has_callback = row[8].as<bool>();
+  for (auto node : r)
+    if (!node[9].is_null())
+      out.nodes.push_back({node[9].c_str(), *domain::parse_node_state(node[10].c_str()),
+                           node[11].c_str(), node[12].as<double>()});
+  return out;
+}
+
+approve_result approve_locked(pqxx::transaction_base& tx, plan_cache& plans,
+                              const approval_lock& locked, const std::string& approver,
+                              const reconcile_settings& settings) {
+  approve_result out;
+  if (locked.request_state != "PENDING_APPROVAL") {
     out.status = approve_status::conflict;
     return out;
   }
-  if (!r[0][1].is_null() && !r[0][1].as<bool>()) {
+  if (locked.expired) {
     out.status = approve_status::expired;
     return out;
   }
-  tx.exec_params("UPDATE movement_requests SET request_state = 'APPROVED',"
-                 " approval_status = 'approved', approved_by = $2, needs_reconcile = true,"
-                 " updated_at = clock_timestamp() WHERE id = $1",
-                 request_id, approver);
-  event_batch events(request_id, settings.callback_max_attempts);
+  // Reconcile as of APPROVED, on the rows locked above: the approval, the
+  // activation of the roots and every event go in one round trip with the
+  // dispatchers' NOTIFY.
+  auto stored = plans.get(tx, locked.template_key, locked.template_version);
+  domain::reconcile_input in;
+  in.state = request_state::approved;
+  in.dispatch_paused = locked.dispatch_paused;
+  in.attention_raised = locked.attention_raised;
+  in.frontier = locked.frontier;
+  in.nodes = locked.nodes;
+  in.unknown_escalate_seconds = settings.unknown_escalate_seconds;
+  auto actions = domain::reconcile(stored->plan, in);
+  auto state = actions.new_state.value_or(request_state::approved);
+  std::string state_name(domain::to_string(state));
+
+  static const statement approve{
+      "mg_approve_request",
+      "WITH activated AS (UPDATE movement_request_nodes SET node_state = 'READY',"
+      "  updated_at = clock_timestamp() WHERE request_id = $1 AND node_key = ANY($6::text[])"
+      "  AND node_state = 'BLOCKED')"
+      " UPDATE movement_requests SET request_state = $2, approval_status = 'approved',"
+      " approved_by = $7, dispatch_paused = $3, attention_raised = $4,"
+      " current_frontier = $5::text[], needs_reconcile = false, updated_at = clock_timestamp()"
+      " WHERE id = $1 AND request_state = 'PENDING_APPROVAL'"};
+  static const statement notify{"mg_notify_dispatch",
+                                std::string("SELECT pg_notify('") + dispatch_channel + "', '')"};
+  event_batch events(locked.request_id, settings.callback_max_attempts);
+  events.set_has_callback(locked.has_callback);
   events.add({"request_approved", "APPROVED", "", "", "{}"});
-  events.flush(tx);
-  out.reconciled = reconcile_request(tx, plans, request_id, settings);
-  tx.exec(std::string("NOTIFY ") + dispatch_channel);
+  add_reconcile_events(events, actions, state);
+  write_batch batch;
+  batch.add(tx, approve, locked.request_id, state_name, actions.dispatch_paused,
+            actions.attention_raised, text_array(actions.frontier), text_array(actions.activate),
+            approver);
+  events.flush_into(tx, batch);
+  batch.add(tx, notify);
+  batch.run(tx);
+
   out.status = approve_status::approved;
+  out.reconciled.found = true;
+  out.reconciled.request_state = state_name;
+  out.reconciled.activated = static_cast<int>(actions.activate.size());
+  out.reconciled.changed = true;
+  out.reconciled.wrote = true;
+  out.reconciled.terminal =
+      domain::is_terminal(state) || state == request_state::manual_intervention;
   return out;
+}
+
+approve_result approve_request(pqxx::transaction_base& tx, plan_cache& plans,
+                               const std::string& request_id, const std::string& approver,
+                               const reconcile_settings& settings) {
+  auto locked = lock_for_approval(tx, request_id);
+  if (!locked)
+    return {};
+  return approve_locked(tx, plans, *locked, approver, settings);
 }
 
 std::vector<std::string> reconcile_sweep_candidates(pqxx::transaction_base& tx,

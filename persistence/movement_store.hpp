@@ -20,6 +20,7 @@ struct create_params {
   std::string created_by;
   std::string network_class = "devnet";
   int approval_ttl_seconds = 300;
+  std::string body_hash; // create_body_hash ("" → null)
 };
 
 struct create_result {
@@ -47,6 +48,10 @@ struct reconcile_outcome {
   int activated = 0;
   bool changed = false;
   bool terminal = false; // nothing more for the workers to do
+  // Whether it wrote anything. When it did not, the transaction only holds
+  // row locks: the caller rolls it back (a COMMIT would flush WAL for
+  // nothing).
+  bool wrote = false;
 };
 
 /// Reconciles one request in `tx`: locks the request row, then its nodes,
@@ -63,8 +68,32 @@ struct approve_result {
   reconcile_outcome reconciled;
 };
 
-/// PENDING_APPROVAL and not expired → APPROVED, then reconcile in the same
-/// transaction (roots become READY) and NOTIFY the dispatchers.
+/// The request row locked for an approval, with its nodes (locked too when
+/// it is PENDING_APPROVAL and not expired).
+struct approval_lock {
+  std::string request_id;
+  std::string request_state;
+  std::string created_by;
+  bool expired = false; // expires_at <= now
+  bool dispatch_paused = false;
+  bool attention_raised = false;
+  std::vector<std::string> frontier;
+  std::string template_key;
+  int template_version = 0;
+  bool has_callback = false;
+  std::vector<domain::node_view> nodes;
+};
+/// Locks the request (and its nodes) for approve_locked; nullopt: no such
+/// request.
+std::optional<approval_lock> lock_for_approval(pqxx::transaction_base& tx,
+                                               const std::string& request_id);
+/// PENDING_APPROVAL and not expired → APPROVED, reconciled in the same
+/// transaction on the rows `locked` holds (roots become READY), and NOTIFY
+/// the dispatchers: one round trip. conflict / expired otherwise.
+approve_result approve_locked(pqxx::transaction_base& tx, plan_cache& plans,
+                              const approval_lock& locked, const std::string& approver,
+                              const reconcile_settings& settings);
+/// lock_for_approval, then approve_locked.
 approve_result approve_request(pqxx::transaction_base& tx, plan_cache& plans,
                                const std::string& request_id, const std::string& approver,
                                const reconcile_settings& settings);

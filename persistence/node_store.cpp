@@ -21,7 +21,7 @@ constexpr const char* node_columns =
     " COALESCE(n.error_code, ''),"
     " COALESCE(extract(epoch FROM clock_timestamp() - n.started_at)::float8, -1),"
     " r.request_state, r.template_key, r.template_version, r.compiled_plan_hash,"
-    " r.intent::text, r.input_params::text, n.prepare_errors";
+    " r.intent::text, r.input_params::text, n.prepare_errors, r.callback_url IS NOT NULL";
 
 claimed_node to_claimed(const pqxx::row& r) {
   claimed_node n;
@@ -49,6 +49,7 @@ claimed_node to_claimed(const pqxx::row& r) {
   n.intent = r[21].c_str();
   n.input_params = r[22].c_str();
   n.prepare_errors = r[23].as<int>();
+  n.has_callback = r[24].as<bool>();
   return n;
 }
 
@@ -327,6 +328,8 @@ stale_write stale(const claimed_node& n) {
 update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node& n,
                                  const node_update& u, event_batch& events) {
   auto fx = effects_of(n, u);
+  if (n.has_callback)
+    events.set_has_callback(*n.has_callback);
   // Always, even with nothing to flag: it takes the request row's lock
   // before the node's. Otherwise the event rows' foreign-key check would
   // take a share lock on the request *after* the node lock, and deadlock
@@ -344,6 +347,8 @@ update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node&
 update_effects apply_node_update_and_flush(pqxx::transaction_base& tx, const claimed_node& n,
                                            const node_update& u, event_batch& events) {
   auto fx = effects_of(n, u);
+  if (n.has_callback)
+    events.set_has_callback(*n.has_callback);
   record_change(n, u, events);
   write_batch batch;
   // The request flag first (lock order, as above), then the events and

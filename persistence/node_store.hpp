@@ -38,6 +38,9 @@ struct claimed_node {
   std::string intent;
   std::string input_params;
   int prepare_errors = 0; // preflight/prepare exceptions in a row
+  // The request has a callback_url (read with the node; it never changes).
+  // Unset for a node built by hand: its events then keep the outbox part.
+  std::optional<bool> has_callback;
 };
 
 /// A node with its request fields, read without any lock (tests, inspection).

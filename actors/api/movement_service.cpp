@@ -218,6 +218,7 @@ reply movement_service::create(const caller& who, const json::value& body,
         p.created_by = who.key_id;
         p.network_class = ctx_.settings.network_class;
         p.approval_ttl_seconds = ctx_.settings.approval_ttl_seconds;
+        p.body_hash = b.body_hash;
         db::create_result created;
         try {
           created = db::create_request(tx, ctx_.plans, p, ctx_.settings.callback_max_attempts);
@@ -228,7 +229,6 @@ reply movement_service::create(const caller& who, const json::value& body,
         if (created.deduplicated)
           throw lost_create_race{};
         const auto& id = created.id;
-        db::set_create_body_hash(tx, id, b.body_hash);
         db::write_audit(tx, who.key_id, "create", "movement:" + id,
                         json::writer()
                             .begin_object()
@@ -303,7 +303,8 @@ reply movement_service::approve(const caller& who, const std::string& id, const 
   if (!domain::is_uuid(id))
     return refused("approve", who, id, not_found("no movement " + id));
   return operator_call(ctx_, who, "approve", id, [&](pqxx::work& tx) {
-    auto row = db::lock_request_row(tx, id);
+    // One lock (request, then its nodes) serves the checks and the approval.
+    auto row = db::lock_for_approval(tx, id);
     if (!row)
       return refuse(not_found("no movement " + id));
     if (row->created_by == who.key_id)
@@ -313,7 +314,7 @@ reply movement_service::approve(const caller& who, const std::string& id, const 
     if (row->expired)
       return refuse(conflict("the approval window has expired"));
     auto r =
-        db::approve_request(tx, ctx_.plans, id, who.key_id, reconcile_settings_of(ctx_.settings));
+        db::approve_locked(tx, ctx_.plans, *row, who.key_id, reconcile_settings_of(ctx_.settings));
     if (r.status != db::approve_status::approved)
       return refuse(conflict("cannot approve this request now"));
     outcome o;

@@ -18,8 +18,11 @@ pass_result recovery_pass(db::connection_slot& conn, const engine& e, recovery_c
   auto claimed = db::claim_for_recovery(tx, e.settings.network_class, limits);
   // Woken for work (a cluster take-over) whose request a reconcile still
   // holds: look again shortly instead of after the full interval.
-  if (claimed.empty())
+  if (claimed.empty()) {
     out.busy = db::recovery_work_waiting(tx, e.settings.network_class, limits);
+    tx.abort(); // read only: nothing to commit
+    return out;
+  }
   for (auto& n : claimed) {
     auto stored = e.plans.get(tx, n.template_key, n.template_version);
     auto built = db::build_context(tx, n, *stored, n.attempt_no);

@@ -45,6 +45,13 @@ BOOST_FIXTURE_TEST_CASE(a_small_run_settles_everything_and_reports_speed_and_mem
   BOOST_REQUIRE_MESSAGE(!report.empty(), bench.log());
   BOOST_TEST(number(report, "completed") == 40);
   BOOST_TEST(number(report, "nodes_per_s") > 0);
+  // The server's costs per node of the throughput phase, read once its
+  // runtime's backends had gone (this fixture's own connections stay).
+  BOOST_TEST(test::json_field(report, "counters_exact") == "true", report);
+  BOOST_TEST(number(report, "wal_sync_per_node") > 0);
+  BOOST_TEST(number(report, "xact_commit_per_node") >= 1);  // at least the approvals
+  BOOST_TEST(number(report, "node_updates") >= 40 * 4 * 3); // READY, SUBMITTING, a result
+  BOOST_TEST(number(report, "hot_share") >= 0);
   auto hop = test::json_field(report, "hop_ms");
   BOOST_TEST(number(hop, "samples") == 30); // 10 chains of 4: three hops each
   auto memory = test::json_field(report, "memory_mib");
