@@ -95,8 +95,11 @@ void schedule(worker_actor::stateful_pointer<loop_state> self, double delay_seco
   }
 }
 
-void run_pass(worker_actor::stateful_pointer<loop_state> self, const worker_spec& spec,
-              const worker_env& env, const worker_meters& meters) {
+/// Runs one pass and schedules the next; returns the fatal outcome instead
+/// when the worker must stop (then nothing is scheduled).
+std::optional<std::string> run_pass(worker_actor::stateful_pointer<loop_state> self,
+                                    const worker_spec& spec, const worker_env& env,
+                                    const worker_meters& meters) {
   auto& st = self->state;
   log::component_scope component(spec.name);
   const auto pass_started = std::chrono::steady_clock::now();
@@ -114,8 +117,11 @@ void run_pass(worker_actor::stateful_pointer<loop_state> self, const worker_spec
         flag->store(false, std::memory_order_relaxed);
     }
   } busy(spec.busy.get());
+  std::optional<std::string> fatal;
   try {
     auto r = spec.pass(*st.conn);
+    if (!r.fatal.empty())
+      fatal = r.fatal;
     processed = r.processed;
     next_due = r.next_due_in_seconds;
     st.busy_streak = r.busy && processed == 0 ? st.busy_streak + 1 : 0;
@@ -133,6 +139,11 @@ void run_pass(worker_actor::stateful_pointer<loop_state> self, const worker_spec
     log::error("worker pass failed", {{"worker", spec.name},
                                       {"consecutive_errors", st.consecutive_errors},
                                       {"error", ex.what()}});
+  } catch (...) {
+    // Not an error a retry can cure, and not one the pass chose to report:
+    // stop the worker as a fatal outcome rather than let it escape the
+    // handler.
+    fatal = "worker pass threw a non-standard exception";
   }
   meters.duration->observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_started).count());
@@ -144,6 +155,12 @@ void run_pass(worker_actor::stateful_pointer<loop_state> self, const worker_spec
   ++st.unreported_iterations;
   st.items += processed;
   st.unreported_items += processed;
+  if (fatal) {
+    st.last_error = *fatal;
+    st.last_beat = {}; // the heartbeat shows why the worker stopped
+    maybe_beat(st, spec, env);
+    return fatal;
+  }
   maybe_beat(st, spec, env);
   auto policy = spec.policy;
   policy.drain = policy.drain && env.wakeups;
@@ -153,6 +170,7 @@ void run_pass(worker_actor::stateful_pointer<loop_state> self, const worker_spec
   if (env.wakeups && next_due && st.consecutive_errors == 0)
     delay = std::min(delay, std::max(*next_due, min_due_delay));
   schedule(self, delay);
+  return std::nullopt;
 }
 
 } // namespace
@@ -168,7 +186,13 @@ worker_actor::behavior_type loop_worker(worker_actor::stateful_pointer<loop_stat
         if (gen != st.generation)
           return; // superseded by a wake-up
         st.immediate_pending = false;
-        run_pass(self, spec, env, *meters);
+        if (auto fatal = run_pass(self, spec, env, *meters)) {
+          log::error("worker stopped: fatal pass outcome",
+                     {{"worker", spec.name}, {"reason", *fatal}});
+          // The exit reason is the supervisor's message: it sees this
+          // worker down with the reason and reacts by its group.
+          self->quit(caf::make_error(caf::sec::runtime_error, *fatal));
+        }
       },
       [=](wake_atom) {
         auto& st = self->state;

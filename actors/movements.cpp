@@ -2,10 +2,30 @@
 
 #include <functional>
 
+#include "actors/metrics.hpp"
 #include "actors/workers/reconcile_sweep.hpp"
 #include "config/log.hpp"
 
 namespace mg::actors {
+
+namespace {
+
+/// Nothing for the workers until something outside them acts: terminal,
+/// MANUAL_INTERVENTION, or still waiting for approval (approve, reject and
+/// cancel announce themselves and spawn a movement actor again; expiry ends
+/// it without one). An actor kept for such a request would idle until restart.
+bool workers_done(const db::reconcile_outcome& outcome) {
+  return !outcome.found || outcome.terminal || outcome.request_state == "PENDING_APPROVAL";
+}
+
+/// Live movement actors of this process, on /metrics.
+metrics::gauge& active_gauge() {
+  static auto& g = metrics::registry::global().get_gauge(
+      "movegate_active_movements", "Movement actors alive (requests the workers are driving).");
+  return g;
+}
+
+} // namespace
 
 reconciler_actor::behavior_type
 reconciler(reconciler_actor::stateful_pointer<reconciler_state> self,
@@ -19,7 +39,7 @@ reconciler(reconciler_actor::stateful_pointer<reconciler_state> self,
           auto outcome = workers::reconcile_one(self->state.conn->get(), ctx->e, request_id);
           if (wakeups && outcome.activated > 0)
             links->wake_dispatchers_for(static_cast<size_t>(outcome.activated));
-          return !outcome.found || outcome.terminal;
+          return workers_done(outcome);
         } catch (const std::exception& ex) {
           if (db::is_connection_error(ex))
             self->state.conn->reset();
@@ -83,6 +103,8 @@ movement_registry(movement_registry_actor::stateful_pointer<registry_state> self
   self->set_exit_handler([=](const caf::exit_msg& msg) {
     for (auto& [id, m] : self->state.movements)
       self->send_exit(m, msg.reason);
+    active_gauge().add(-static_cast<double>(self->state.movements.size()));
+    self->state.movements.clear();
     self->quit(msg.reason);
   });
   self->set_down_handler([=](const caf::down_msg& dm) {
@@ -92,6 +114,7 @@ movement_registry(movement_registry_actor::stateful_pointer<registry_state> self
       return;
     st.movements.erase(it->second);
     st.ids.erase(it);
+    active_gauge().add(-1);
   });
   return {
       [=](changed_atom, const std::string& request_id) {
@@ -106,12 +129,16 @@ movement_registry(movement_registry_actor::stateful_pointer<registry_state> self
           auto m = self->spawn(movement, request_id, r);
           self->monitor(m);
           st.ids.emplace(m.address(), request_id);
+          ++st.started;
+          active_gauge().add(1);
           it = st.movements.emplace(request_id, m).first;
         }
         self->send(it->second, changed_atom::value);
       },
       [=](status_atom) {
-        return "{\"active_movements\":" + std::to_string(self->state.movements.size()) + "}";
+        auto& st = self->state;
+        return "{\"active_movements\":" + std::to_string(st.movements.size()) +
+               ",\"started_movements\":" + std::to_string(st.started) + "}";
       },
   };
 }

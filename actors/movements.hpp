@@ -41,6 +41,7 @@ struct registry_state {
   static inline const char* name = "movement-registry";
   std::unordered_map<std::string, movement_actor> movements;
   std::unordered_map<caf::actor_addr, std::string> ids;
+  long started = 0; // movement actors spawned since start
 };
 
 movement_registry_actor::behavior_type

@@ -4,6 +4,7 @@
 #include <caf/all.hpp>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mg::actors {
 
@@ -78,11 +79,20 @@ using worker_actor = caf::typed_actor<
     // JSON status: iterations, items, consecutive errors.
     caf::replies_to<status_atom>::with<std::string>>;
 
+/// One of the observer's fixed lanes (actors/workers/node_observer.hpp): a
+/// detached actor with its own connection that claims, observes and commits
+/// each node it is dealt in its own transaction.
+using observe_lane_actor = caf::typed_actor<
+    // (observe, node ids) -> (processed, stale, wake_observer, busy,
+    // request ids to reconcile); a database failure answers an error.
+    caf::replies_to<observe_atom, std::vector<std::string>>::with<int32_t, int32_t, bool, bool,
+                                                                  std::vector<std::string>>>;
+
 /// Detached actor with its own connection that runs reconcile
 /// transactions; a small fixed pool of them serves every movement actor.
 using reconciler_actor = caf::typed_actor<
     // Reconcile a request; replies whether the request needs no more work
-    // from the workers (terminal or MANUAL_INTERVENTION).
+    // from the workers (terminal, MANUAL_INTERVENTION or PENDING_APPROVAL).
     caf::replies_to<reconcile_atom, std::string>::with<bool>>;
 
 /// One per active request: coalesces node-change messages and has the
@@ -97,7 +107,7 @@ using movement_actor = caf::typed_actor<
 using movement_registry_actor = caf::typed_actor<
     // A node of request `id` changed.
     caf::reacts_to<changed_atom, std::string>,
-    // {"active_movements": n}
+    // {"active_movements": n, "started_movements": total since start}
     caf::replies_to<status_atom>::with<std::string>>;
 
 /// Owns the worker groups: core fail-fast, sidecar log-and-restart.

@@ -28,12 +28,12 @@ domain::loop_policy policy(double interval, const config::settings& s, bool drai
 
 } // namespace
 
-std::vector<worker_spec> engine_workers(const std::shared_ptr<workers::engine_context>& ctx) {
+std::vector<worker_spec> engine_workers(caf::actor_system& sys,
+                                        const std::shared_ptr<workers::engine_context>& ctx) {
   auto& s = ctx->settings;
-  auto observe_helpers = std::make_shared<workers::helper_connections>();
-  for (int i = 1; i < s.node_observe_concurrency; ++i)
-    observe_helpers->push_back(std::make_unique<db::connection_slot>(
-        db::with_application_name(s.database_url, "movegate:node_observer-" + std::to_string(i))));
+  // Spawned once; they stop when the observer's spec (its last owner) goes.
+  auto observe_lanes =
+      std::make_shared<workers::observe_lanes>(sys, ctx, s.node_observe_concurrency - 1);
   std::vector<worker_spec> specs;
   // Several dispatchers are several instances of the reference's serial
   // dispatcher (one node per pass each, SKIP LOCKED between them); with
@@ -47,8 +47,8 @@ std::vector<worker_spec> engine_workers(const std::shared_ptr<workers::engine_co
                      },
                      std::make_shared<std::atomic<bool>>(false)});
   specs.push_back({"node_observer", worker_group::core, policy(s.node_observe_interval_seconds, s),
-                   [ctx, observe_helpers](db::connection_slot& c) {
-                     return workers::observe_pass(c, ctx->e, observe_helpers.get());
+                   [ctx, observe_lanes](db::connection_slot& c) {
+                     return workers::observe_pass(c, ctx->e, observe_lanes.get());
                    }});
   specs.push_back({"node_recovery", worker_group::core, policy(s.node_recovery_interval_seconds, s),
                    [ctx](db::connection_slot& c) {
@@ -82,7 +82,7 @@ runtime::runtime(caf::actor_system& sys, config::settings settings,
 
 void runtime::start(caf::actor waiter, std::vector<worker_spec> extra) {
   auto& s = ctx_->settings;
-  auto specs = engine_workers(ctx_);
+  auto specs = engine_workers(sys_, ctx_);
   if (s.workers_enabled) {
     for (auto& w : sidecar_workers(ctx_))
       specs.push_back(std::move(w));

@@ -1,5 +1,7 @@
 #include "actors/supervisor.hpp"
 
+#include <algorithm>
+
 #include "config/log.hpp"
 #include "domain/json.hpp"
 #include "domain/timing.hpp"
@@ -41,12 +43,27 @@ void stop_all(self_ptr self) {
 
 void report_if_done(self_ptr self) {
   auto& st = self->state;
+  if (!st.reporters.empty())
+    return;
   for (auto& m : st.members)
     if (m.running)
       return;
   log::info("runtime stopped", {{"exit_code", st.exit_code}});
   caf::anon_send(st.waiter, done_atom::value, st.exit_code);
   self->quit();
+}
+
+/// The supervisor runs on CAF's shared threads: the notification's
+/// connect and insert run in a detached actor of their own, which the
+/// verdict waits for (the page is enqueued before exit 1, as before).
+void report_core_failure(self_ptr self, const std::string& worker, const std::string& why) {
+  auto& env = self->state.env;
+  auto h = self->system().spawn<caf::detached>(
+      [url = env.database_url, node = env.runtime_node, net = env.network_class, worker, why] {
+        db::enqueue_core_group_failure(url, node, net, worker, why);
+      });
+  self->monitor(h);
+  self->state.reporters.push_back(h.address());
 }
 
 void on_member_down(self_ptr self, supervisor_member& m, const caf::error& reason) {
@@ -61,8 +78,7 @@ void on_member_down(self_ptr self, supervisor_member& m, const caf::error& reaso
     log::error("core worker exited; stopping the runtime (fail-fast)",
                {{"worker", m.name}, {"reason", why}});
     st.exit_code = 1;
-    db::enqueue_core_group_failure(st.env.database_url, st.env.runtime_node, st.env.network_class,
-                                   m.name, why);
+    report_core_failure(self, m.name, why);
     stop_all(self);
     report_if_done(self);
     return;
@@ -104,6 +120,13 @@ supervisor_actor::behavior_type supervisor(self_ptr self, std::vector<worker_spe
                                 {"network_class", st.env.network_class},
                                 {"wakeups", st.env.wakeups}});
   self->set_down_handler([=](const caf::down_msg& dm) {
+    auto& reporters = self->state.reporters;
+    auto r = std::find(reporters.begin(), reporters.end(), dm.source);
+    if (r != reporters.end()) {
+      reporters.erase(r);
+      report_if_done(self);
+      return;
+    }
     for (auto& m : self->state.members)
       if (m.running && m.handle.address() == dm.source) {
         on_member_down(self, m, dm.reason);

@@ -34,6 +34,9 @@ struct supervisor_state {
   std::vector<supervisor_member> members;
   worker_env env;
   caf::actor waiter;
+  /// Detached actors still writing a core_group_failure notification: the
+  /// verdict waits for them, the supervisor's own thread never does I/O.
+  std::vector<caf::actor_addr> reporters;
   bool stopping = false;
   int exit_code = 0;
 };

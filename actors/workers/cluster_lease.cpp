@@ -9,14 +9,12 @@ namespace mg::workers {
 
 namespace {
 
-void renew_or_stop(pqxx::connection& c, const std::string& me) {
+/// False when the lease row is gone: this process must stop.
+bool renew(pqxx::connection& c, const std::string& me) {
   pqxx::work tx(c);
   bool renewed = db::renew_lease(tx, me);
   tx.commit();
-  if (renewed)
-    return;
-  log::error("cluster lease lost: another process declared this one dead; stopping");
-  throw lease_lost{me};
+  return renewed;
 }
 
 /// One dead process per transaction, until none is left.
@@ -72,7 +70,12 @@ std::optional<double> next_look_for_suspects(pqxx::connection& c, const engine& 
 pass_result cluster_lease_pass(db::connection_slot& conn, const engine& e,
                                suspect_peers& suspects) {
   pass_result out;
-  renew_or_stop(conn.get(), e.settings.runtime_node);
+  if (!renew(conn.get(), e.settings.runtime_node)) {
+    log::error("cluster lease lost: another process declared this one dead; stopping");
+    out.fatal = "cluster lease lost: runtime node " + e.settings.runtime_node +
+                " was declared dead and its work taken over";
+    return out;
+  }
   take_over_dead_nodes(conn.get(), e, out);
   out.next_due_in_seconds = next_look_for_suspects(conn.get(), e, suspects);
   return out;

@@ -12,15 +12,10 @@
 
 namespace mg::workers {
 
-/// Thrown when this process's lease row is gone: a survivor declared it
-/// dead and took its work. Deliberately not a std::exception, so it escapes
-/// the loop runner's per-pass error handling and ends the worker — a core
-/// worker, so the process stops with exit code 1 instead of working on
+/// When this process's lease row is gone (a survivor declared it dead and
+/// took its work) the pass reports it as `fatal`: the worker ends, and as a
+/// core worker it stops the process with exit code 1 instead of working on
 /// claims that are no longer its own.
-struct lease_lost {
-  std::string runtime_node;
-};
-
 pass_result cluster_lease_pass(db::connection_slot& conn, const engine& e, suspect_peers& suspects);
 
 } // namespace mg::workers

@@ -57,6 +57,11 @@ struct pass_result {
   /// failing the pass (no error count, no backoff): the loop runner puts it
   /// in the heartbeat's last_error so operators see it.
   std::string standing_problem;
+  /// A fatal outcome: the worker must not run another pass (e.g. this
+  /// process lost its cluster lease). The loop runner ends the worker with
+  /// this as its exit reason; the supervisor then reacts as to any failed
+  /// member (core: the process stops with exit code 1).
+  std::string fatal;
 };
 
 } // namespace mg::workers

@@ -1,7 +1,7 @@
 #include "actors/workers/node_observer.hpp"
 
 #include <exception>
-#include <thread>
+#include <stdexcept>
 
 #include "actors/workers/step_proof.hpp"
 #include "config/log.hpp"
@@ -129,9 +129,85 @@ void merge(pass_result& into, pass_result&& part) {
     into.next_due_in_seconds = part.next_due_in_seconds;
 }
 
+struct lane_state {
+  static inline const char* name = "observe-lane";
+  std::unique_ptr<db::connection_slot> conn;
+};
+
+actors::observe_lane_actor::behavior_type
+observe_lane(actors::observe_lane_actor::stateful_pointer<lane_state> self,
+             std::shared_ptr<engine_context> ctx, int index) {
+  self->state.conn = std::make_unique<db::connection_slot>(db::with_application_name(
+      ctx->settings.database_url, "movegate:node_observer-" + std::to_string(index)));
+  return {
+      [=](actors::observe_atom, const std::vector<std::string>& ids)
+          -> caf::result<int32_t, int32_t, bool, bool, std::vector<std::string>> {
+        pass_result part;
+        try {
+          observe_each(*self->state.conn, ctx->e, ids, part);
+        } catch (const std::exception& ex) {
+          // What it committed before the failure still counts: nodes it
+          // observed are handed over by the sweep (needs_reconcile).
+          self->state.conn->reset();
+          return caf::make_error(caf::sec::runtime_error, ex.what());
+        }
+        return {part.processed, part.stale, part.wake_observer, part.busy,
+                std::move(part.reconcile)};
+      },
+  };
+}
+
 } // namespace
 
-pass_result observe_pass(db::connection_slot& conn, const engine& e, helper_connections* helpers) {
+observe_lanes::observe_lanes(caf::actor_system& sys, std::shared_ptr<engine_context> ctx, int count)
+    : sys_(sys) {
+  for (int i = 1; i <= count; ++i)
+    lanes_.push_back(sys.spawn<caf::detached>(observe_lane, ctx, i));
+}
+
+observe_lanes::~observe_lanes() {
+  // Detached actors keep the actor system waiting until they are stopped.
+  for (auto& l : lanes_)
+    caf::anon_send_exit(l, caf::exit_reason::user_shutdown);
+}
+
+std::string observe_lanes::run(const std::vector<std::vector<std::string>>& shares,
+                               std::chrono::milliseconds timeout, pass_result& out,
+                               const std::function<void()>& meanwhile) {
+  caf::scoped_actor self{sys_};
+  using handle = decltype(self->request(lanes_[0], timeout, actors::observe_atom::value,
+                                        std::vector<std::string>{}));
+  std::vector<std::pair<size_t, handle>> asked;
+  for (size_t i = 0; i < shares.size() && i < lanes_.size(); ++i)
+    if (!shares[i].empty())
+      asked.emplace_back(i,
+                         self->request(lanes_[i], timeout, actors::observe_atom::value, shares[i]));
+  meanwhile();
+  std::string failures;
+  for (auto& [i, h] : asked)
+    h.receive(
+        [&](int32_t processed, int32_t stale, bool wake, bool busy,
+            std::vector<std::string>& reconcile) {
+          pass_result part;
+          part.processed = processed;
+          part.stale = stale;
+          part.wake_observer = wake;
+          part.busy = busy;
+          part.reconcile = std::move(reconcile);
+          merge(out, std::move(part));
+        },
+        [&, lane = i](const caf::error& err) {
+          auto what = "observe lane " + std::to_string(lane + 1) + ": " + sys_.render(err);
+          // A lane that is gone never comes back: the observer must not
+          // limp on without it (fail fast, as a core worker does).
+          if (err == caf::sec::request_receiver_down)
+            out.fatal = what;
+          failures += (failures.empty() ? "" : "; ") + what;
+        });
+  return failures;
+}
+
+pass_result observe_pass(db::connection_slot& conn, const engine& e, observe_lanes* lanes) {
   pass_result out;
   std::vector<std::string> ids;
   {
@@ -141,39 +217,34 @@ pass_result observe_pass(db::connection_slot& conn, const engine& e, helper_conn
     if (ids.empty() && e.settings.wakeups_enabled)
       out.next_due_in_seconds = db::next_observe_due_in(snapshot, e.settings.network_class);
   }
-  size_t lanes = std::min(ids.size(), 1 + (helpers ? helpers->size() : 0));
-  if (lanes <= 1) {
+  size_t count = std::min(ids.size(), 1 + (lanes ? lanes->size() : 0));
+  if (count <= 1) {
     observe_each(conn, e, ids, out);
     return out;
   }
-  // Deal the candidates round-robin over the lanes; lane 0 runs here.
-  std::vector<std::vector<std::string>> shares(lanes);
+  // Deal the candidates round-robin: share 0 runs here, share i on lane i.
+  std::vector<std::vector<std::string>> shares(count);
   for (size_t i = 0; i < ids.size(); ++i)
-    shares[i % lanes].push_back(ids[i]);
-  std::vector<pass_result> parts(lanes);
-  std::vector<std::exception_ptr> errors(lanes);
-  std::vector<std::thread> threads;
-  for (size_t l = 1; l < lanes; ++l)
-    threads.emplace_back([&, l] {
-      try {
-        observe_each(*(*helpers)[l - 1], e, shares[l], parts[l]);
-      } catch (...) {
-        errors[l] = std::current_exception();
-        (*helpers)[l - 1]->reset();
-      }
-    });
-  try {
-    observe_each(conn, e, shares[0], parts[0]);
-  } catch (...) {
-    errors[0] = std::current_exception();
-  }
-  for (auto& t : threads)
-    t.join();
-  for (auto& p : parts)
-    merge(out, std::move(p));
-  for (auto& err : errors)
-    if (err)
-      std::rethrow_exception(err);
+    shares[i % count].push_back(ids[i]);
+  std::vector<std::vector<std::string>> lane_shares(shares.begin() + 1, shares.end());
+  // A lane's every node may take a full executor call; never wait forever.
+  auto per_node = std::chrono::duration<double>(e.settings.executor_timeout_seconds + 30);
+  auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
+      per_node * static_cast<double>(shares[1].size()));
+  std::exception_ptr own_error;
+  auto failures = lanes->run(lane_shares, timeout, out, [&] {
+    try {
+      observe_each(conn, e, shares[0], out);
+    } catch (...) {
+      own_error = std::current_exception();
+    }
+  });
+  if (!out.fatal.empty())
+    return out;
+  if (own_error)
+    std::rethrow_exception(own_error); // the loop runner resets a lost connection
+  if (!failures.empty())
+    throw std::runtime_error(failures);
   return out;
 }
 

@@ -1,6 +1,8 @@
-// Supervision: a core worker failing outside its loop stops the runtime with
-// exit code 1; a crashing sidecar is logged and restarted, nothing else is
-// touched; errors inside a pass are counted and the worker goes on.
+// Supervision: a core worker failing outside its loop (a fatal pass outcome,
+// or anything the loop runner does not count as a pass error) stops the
+// runtime with exit code 1; a crashing sidecar is logged and restarted,
+// nothing else is touched; errors inside a pass are counted and the worker
+// goes on. The supervisor itself never waits on the database.
 #include <boost/test/unit_test.hpp>
 
 #include "tests/support/runtime_fixture.hpp"
@@ -22,10 +24,21 @@ actors::worker_spec crasher(const std::string& name, actors::worker_group group,
           }};
 }
 
-std::string supervisor_status(test::runtime_fixture& f) {
+/// A worker whose pass reports a fatal outcome (as a value) on pass `n`.
+actors::worker_spec fatal_on(const std::string& name, actors::worker_group group,
+                             std::shared_ptr<std::atomic<int>> passes, int n) {
+  return {name, group, domain::loop_policy{0.05, 0, false}, [passes, n](db::connection_slot&) {
+            workers::pass_result r;
+            if (++*passes % n == 0)
+              r.fatal = "test: this worker must stop";
+            return r;
+          }};
+}
+
+std::string supervisor_status(test::runtime_fixture& f, std::chrono::seconds timeout = 5s) {
   std::string out;
   (*f.self)
-      ->request(f.rt->supervisor(), 5s, actors::status_atom::value)
+      ->request(f.rt->supervisor(), timeout, actors::status_atom::value)
       .receive([&](const std::string& s) { out = s; }, [&](caf::error&) { out = "error"; });
   return out;
 }
@@ -61,6 +74,62 @@ BOOST_FIXTURE_TEST_CASE(sidecar_crash_is_restarted_and_runtime_goes_on, test::ru
   BOOST_TEST(eventually([&] { return snapshot(id).request_state == "COMPLETED"; }, 10s));
   BOOST_TEST_MESSAGE("state " << snapshot(id).request_state << " node " << node_state(id, "a"));
   BOOST_TEST(stop() == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_fatal_pass_outcome_stops_the_runtime_with_exit_code_1,
+                        test::runtime_fixture) {
+  auto passes = std::make_shared<std::atomic<int>>(0);
+  start({fatal_on("test_core_fatal", actors::worker_group::core, passes, 2)});
+  BOOST_TEST(wait_exit(15s) == 1);
+  BOOST_TEST(passes->load() == 2); // no pass after the fatal one, no restart
+  // The reason travels with the value: in the page and the heartbeat.
+  BOOST_TEST(count("SELECT count(*) FROM notification_outbox WHERE kind = 'core_group_failure'"
+                   " AND subject = 'test_core_fatal'"
+                   " AND payload->>'reason' LIKE '%this worker must stop%'") == 1);
+  BOOST_TEST(count("SELECT count(*) FROM worker_heartbeats WHERE worker_name = 'test_core_fatal'"
+                   " AND last_error LIKE '%this worker must stop%'") == 1);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_fatal_sidecar_outcome_restarts_the_sidecar_only, test::runtime_fixture) {
+  auto passes = std::make_shared<std::atomic<int>>(0);
+  // Every second pass is fatal: each incarnation runs one good pass, then stops.
+  start({fatal_on("test_sidecar_fatal", actors::worker_group::sidecar, passes, 2)});
+  BOOST_TEST(eventually([&] { return passes->load() >= 4; }, 6s));
+  auto status = supervisor_status(*this);
+  BOOST_TEST(status.find("\"name\":\"test_sidecar_fatal\",\"group\":\"sidecar\"") !=
+             std::string::npos);
+  BOOST_TEST(stop() == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(the_supervisor_answers_while_the_failure_page_is_blocked,
+                        test::runtime_fixture) {
+  auto armed = std::make_shared<std::atomic<bool>>(false);
+  start({{"test_core_armed", actors::worker_group::core, domain::loop_policy{0.05, 0, false},
+          [armed](db::connection_slot&) {
+            workers::pass_result r;
+            if (armed->load())
+              r.fatal = "test: armed";
+            return r;
+          }}});
+  // Hold the table the page goes to: its insert waits for this lock.
+  auto blocking_conn = db::connect(url);
+  auto blocker = std::make_unique<pqxx::work>(*blocking_conn);
+  blocker->exec("LOCK TABLE notification_outbox IN ACCESS EXCLUSIVE MODE");
+  armed->store(true);
+  BOOST_TEST(wait_for("SELECT EXISTS (SELECT 1 FROM pg_stat_activity"
+                      " WHERE application_name = 'movegate:core_failure'"
+                      " AND wait_event_type = 'Lock')",
+                      15s));
+  // The page's write is stuck; the supervisor (on CAF's shared threads)
+  // still answers, and has not reported its verdict yet.
+  auto status = supervisor_status(*this, 10s);
+  BOOST_TEST(status.find("\"name\":\"test_core_armed\"") != std::string::npos, status);
+  BOOST_TEST(wait_exit(1s) == -1);
+  blocker->commit();
+  blocker.reset();
+  BOOST_TEST(wait_exit(15s) == 1);
+  BOOST_TEST(count("SELECT count(*) FROM notification_outbox WHERE kind = 'core_group_failure'"
+                   " AND subject = 'test_core_armed'") == 1);
 }
 
 BOOST_FIXTURE_TEST_CASE(pass_errors_are_counted_and_the_worker_continues, test::runtime_fixture) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "actors/system_config.hpp"
 #include "actors/workers/node_dispatcher.hpp"
 #include "actors/workers/node_observer.hpp"
 #include "persistence/db.hpp"
@@ -256,8 +257,9 @@ BOOST_FIXTURE_TEST_CASE(claim_skips_a_locked_request_and_leaves_no_lock, test::d
 }
 
 // Reference: the observer observes multiple nodes concurrently, each in its
-// own transaction, so one slow provider answer does not serialise the batch.
-BOOST_FIXTURE_TEST_CASE(helpers_observe_nodes_concurrently, mg::test::db_fixture) {
+// own transaction, so one slow provider answer does not serialise the batch:
+// the observer's fixed lane actors take their share of the pass.
+BOOST_FIXTURE_TEST_CASE(lanes_observe_nodes_concurrently, mg::test::db_fixture) {
   add_template(R"({"template_key": "slow_obs", "version": 1,
     "nodes": [{"node_key": "a", "action_type": "step", "config": {"sim": {"latency_ms": 300}}}],
     "edges": []})");
@@ -269,11 +271,12 @@ BOOST_FIXTURE_TEST_CASE(helpers_observe_nodes_concurrently, mg::test::db_fixture
   exec("UPDATE movement_request_nodes SET node_state = 'SUBMITTED', attempt_no = 1,"
        " idempotency_key = id || ':1', claim_token = gen_random_uuid(),"
        " started_at = now(), next_observe_at = now()");
-  mg::workers::helper_connections helpers;
-  for (int i = 0; i < 3; ++i)
-    helpers.push_back(std::make_unique<mg::db::connection_slot>(url));
+  caf::actor_system_config cfg;
+  mg::actors::configure(cfg);
+  caf::actor_system sys{cfg};
+  mg::workers::observe_lanes lanes(sys, ctx, 3);
   auto start = std::chrono::steady_clock::now();
-  auto r = mg::workers::observe_pass(conn, engine(), &helpers);
+  auto r = mg::workers::observe_pass(conn, engine(), &lanes);
   auto elapsed = std::chrono::steady_clock::now() - start;
   BOOST_TEST(r.processed == 4);
   BOOST_TEST(r.reconcile.size() == 4u);
