@@ -8,6 +8,7 @@
 #include "domain/json.hpp"
 #include "domain/provider_json.hpp"
 #include "persistence/db.hpp"
+#include "persistence/sim_ledger_store.hpp"
 
 namespace mg::executors {
 
@@ -111,6 +112,10 @@ std::string submit_refs(const domain::execution_context& ctx, const sim_config& 
   return json::dump(merged);
 }
 
+db::sim_ledger_key ledger_key(const domain::execution_context& ctx) {
+  return {ctx.idempotency_key, ctx.request_node_id, ctx.attempt_no, ctx.action_type};
+}
+
 int polls_so_far(const domain::execution_context& ctx) {
   auto refs = json::parse(ctx.provider_refs);
   if (!refs || !refs->IsObject() || !refs->HasMember("sim_polls") || !(*refs)["sim_polls"].IsInt())
@@ -159,22 +164,11 @@ step_result sim_executor::submit(const domain::execution_context& ctx,
     return result(node_state::failed, "SIM_SUBMIT_REFUSED"); // refused: no ledger row
   if (c.submit_delay_ms > 0)
     std::this_thread::sleep_for(std::chrono::milliseconds(c.submit_delay_ms));
-  static const db::statement accept{
-      "sim_accept",
-      "INSERT INTO sim_ledger (idempotency_key, node_id, attempt_no, action_type)"
-      " VALUES ($1, $2, $3, $4) ON CONFLICT (idempotency_key) DO NOTHING RETURNING 1"};
-  static const db::statement fenced_q{"sim_fenced",
-                                      "SELECT fenced FROM sim_ledger WHERE idempotency_key = $1"};
   auto conn = ledger_->acquire();
   // Autocommit: the record is durable before submit answers, whatever the
   // engine's transactions do.
   pqxx::nontransaction w(*conn);
-  auto inserted = db::exec(w, accept, ctx.idempotency_key, ctx.request_node_id, ctx.attempt_no,
-                           ctx.action_type);
-  bool fenced = false;
-  if (inserted.empty())
-    fenced = db::exec(w, fenced_q, ctx.idempotency_key)[0][0].as<bool>();
-  if (fenced)
+  if (db::sim_ledger_accept(w, ledger_key(ctx)) == db::sim_accept_outcome::fenced)
     return result(node_state::failed, domain::fenced_error_code);
   if (c.submit_hold_ms > 0)
     std::this_thread::sleep_for(std::chrono::milliseconds(c.submit_hold_ms));
@@ -214,15 +208,7 @@ domain::recover_result sim_executor::recover(const domain::execution_context& ct
   auto conn = ledger_->acquire();
   pqxx::work w(*conn);
   // Fence first: if the key is not in the ledger it can never be accepted.
-  auto fenced_now = w.exec_params(
-      "INSERT INTO sim_ledger (idempotency_key, node_id, attempt_no, action_type, fenced)"
-      " VALUES ($1, $2, $3, $4, true) ON CONFLICT (idempotency_key) DO NOTHING RETURNING 1",
-      ctx.idempotency_key, ctx.request_node_id, ctx.attempt_no, ctx.action_type);
-  bool fenced = !fenced_now.empty();
-  if (!fenced)
-    fenced = w.exec_params("SELECT fenced FROM sim_ledger WHERE idempotency_key = $1",
-                           ctx.idempotency_key)[0][0]
-                 .as<bool>();
+  bool fenced = db::sim_ledger_fence(w, ledger_key(ctx));
   w.commit();
   domain::recover_result out;
   if (fenced) {

@@ -13,6 +13,7 @@
 #include "domain/provider_answer.hpp"
 #include "domain/signing_policy.hpp"
 #include "domain/timing.hpp"
+#include "persistence/claim_store.hpp"
 #include "persistence/context_loader.hpp"
 #include "persistence/db.hpp"
 #include "persistence/evm_nonce_store.hpp"
@@ -57,10 +58,7 @@ void settle_in_claim(pqxx::work& tx, const db::claimed_node& n, node_state next,
 void mark_executing(pqxx::work& tx, db::claimed_node& n, db::event_batch& events) {
   if (n.request_state != "APPROVED")
     return;
-  static const db::statement q{"mg_mark_executing",
-                               "UPDATE movement_requests SET request_state = 'EXECUTING',"
-                               " updated_at = clock_timestamp() WHERE id = $1"};
-  db::exec(tx, q, n.request_id);
+  db::mark_request_executing(tx, n.request_id);
   n.request_state = "EXECUTING";
   events.add({"request_executing", "EXECUTING", "", "", "{}"});
 }
@@ -246,21 +244,12 @@ claim_end run_claim(pqxx::work& tx, db::claimed_node n, const engine& e, db::eve
     }
     events.add_artifact({n.id, attempt, "sign_result", sign_result_json(*r.signature), ""});
   }
-  static const db::statement submitting{
-      "mg_write_submitting",
-      "UPDATE movement_request_nodes SET node_state = 'SUBMITTING', attempt_no = $2,"
-      " claim_token = gen_random_uuid(), idempotency_key = $3, started_at = clock_timestamp(),"
-      " claimed_by = $4, claimed_at = clock_timestamp(), ever_submitted = true,"
-      " error_code = NULL, error_detail = NULL, next_observe_at = NULL,"
-      " prepare_errors = 0, retry_at = NULL,"
-      " updated_at = clock_timestamp() WHERE id = $1 AND node_state = 'READY'"
-      " RETURNING claim_token::text"};
   events.node_changed(n.request_state, n.node_key, "SUBMITTING");
   // The claim's writes go in one round trip: events and artifacts, then the
   // SUBMITTING row, whose claim token is the batch's answer.
   db::write_batch batch;
   events.flush_into(tx, batch);
-  batch.add(tx, submitting, n.id, attempt, r.ctx.idempotency_key, e.settings.runtime_node);
+  db::add_submitting(tx, batch, {n.id, attempt, r.ctx.idempotency_key, e.settings.runtime_node});
   auto rows = batch.run(tx);
   if (rows.empty())
     throw std::logic_error("claimed node " + n.id + " was not READY");

@@ -1,0 +1,30 @@
+#pragma once
+// The dispatcher's claim writes (SPEC §1 "write-ahead submit"): the first
+// dispatch of a request, and the SUBMITTING row committed before any
+// executor.submit.
+#include <pqxx/pqxx>
+#include <string>
+
+namespace mg::db {
+
+class write_batch;
+
+/// APPROVED → EXECUTING, at the first dispatch of one of the request's nodes
+/// (the caller holds the request row from its claim).
+void mark_request_executing(pqxx::transaction_base& tx, const std::string& request_id);
+
+/// The write-ahead row of one claimed attempt.
+struct submitting_write {
+  std::string node_id;
+  int attempt_no = 0; // the new attempt
+  std::string idempotency_key;
+  std::string claimed_by; // runtime node
+};
+
+/// Queues on `batch` the update of a READY node to SUBMITTING with the new
+/// attempt, a fresh claim_token and its idempotency key; when it is the
+/// batch's last statement, the batch answers one row (the token as text),
+/// or none when the node was not READY.
+void add_submitting(pqxx::transaction_base& tx, write_batch& batch, const submitting_write& w);
+
+} // namespace mg::db
