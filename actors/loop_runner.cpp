@@ -6,6 +6,7 @@
 #include "actors/metrics.hpp"
 #include "config/log.hpp"
 #include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 #include "persistence/heartbeat_store.hpp"
 
 namespace mg::actors {
@@ -204,10 +205,15 @@ worker_actor::behavior_type loop_worker(worker_actor::stateful_pointer<loop_stat
       },
       [=](status_atom) {
         auto& st = self->state;
-        return "{\"worker\":" + json::quote(spec.name) + ",\"group\":\"" + to_string(spec.group) +
-               "\",\"iterations\":" + std::to_string(st.iterations) +
-               ",\"items\":" + std::to_string(st.items) +
-               ",\"consecutive_errors\":" + std::to_string(st.consecutive_errors) + "}";
+        json::writer w;
+        w.begin_object()
+            .member("worker", spec.name)
+            .member("group", to_string(spec.group))
+            .member("iterations", st.iterations)
+            .member("items", st.items)
+            .member("consecutive_errors", st.consecutive_errors)
+            .end_object();
+        return w.str();
       },
   };
 }

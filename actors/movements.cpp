@@ -5,6 +5,7 @@
 #include "actors/metrics.hpp"
 #include "actors/workers/reconcile_sweep.hpp"
 #include "config/log.hpp"
+#include "domain/json_writer.hpp"
 
 namespace mg::actors {
 
@@ -88,8 +89,12 @@ movement_actor::behavior_type movement(movement_actor::stateful_pointer<movement
         request_reconcile(self, request_id, reconciler);
       },
       [=](status_atom) {
-        return "{\"request_id\":\"" + request_id +
-               "\",\"reconciles\":" + std::to_string(self->state.reconciles) + "}";
+        json::writer w;
+        w.begin_object()
+            .member("request_id", request_id)
+            .member("reconciles", self->state.reconciles)
+            .end_object();
+        return w.str();
       },
   };
 }
@@ -137,8 +142,12 @@ movement_registry(movement_registry_actor::stateful_pointer<registry_state> self
       },
       [=](status_atom) {
         auto& st = self->state;
-        return "{\"active_movements\":" + std::to_string(st.movements.size()) +
-               ",\"started_movements\":" + std::to_string(st.started) + "}";
+        json::writer w;
+        w.begin_object()
+            .member("active_movements", st.movements.size())
+            .member("started_movements", st.started)
+            .end_object();
+        return w.str();
       },
   };
 }

@@ -4,6 +4,7 @@
 
 #include "config/log.hpp"
 #include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 #include "domain/timing.hpp"
 #include "persistence/notification_outbox_store.hpp"
 
@@ -151,15 +152,16 @@ supervisor_actor::behavior_type supervisor(self_ptr self, std::vector<worker_spe
         log::info("sidecar worker restarted", {{"worker", m.name}, {"crashes", m.crashes}});
       },
       [=](status_atom) {
-        std::string out = "[";
-        for (auto& m : self->state.members) {
-          if (out.size() > 1)
-            out += ",";
-          out += "{\"name\":" + json::quote(m.name) + ",\"group\":\"" + to_string(m.group) +
-                 "\",\"running\":" + (m.running ? "true" : "false") +
-                 ",\"crashes\":" + std::to_string(m.crashes) + "}";
-        }
-        return out + "]";
+        json::writer w;
+        w.begin_array();
+        for (auto& m : self->state.members)
+          w.begin_object()
+              .member("name", m.name)
+              .member("group", to_string(m.group))
+              .member("running", m.running)
+              .member("crashes", m.crashes)
+              .end_object();
+        return w.end_array().str();
       },
   };
 }

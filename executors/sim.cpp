@@ -6,6 +6,7 @@
 
 #include "domain/hash.hpp"
 #include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 #include "domain/provider_json.hpp"
 #include "persistence/db.hpp"
 #include "persistence/sim_ledger_store.hpp"
@@ -97,9 +98,13 @@ step_result result(node_state next, std::string error_code = {}) {
 /// plus fields successors commonly $ref (withdrawal_id, tx_hash).
 std::string submit_refs(const domain::execution_context& ctx, const sim_config& c) {
   auto digest = domain::sha256_hex(ctx.idempotency_key);
-  std::string refs = "{\"sim_ref\":" + json::quote(ctx.idempotency_key) +
-                     ",\"withdrawal_id\":\"wd-" + digest.substr(0, 16) + "\",\"tx_hash\":\"0x" +
-                     digest + "\"}";
+  json::writer w;
+  w.begin_object()
+      .member("sim_ref", ctx.idempotency_key)
+      .member("withdrawal_id", "wd-" + digest.substr(0, 16))
+      .member("tx_hash", "0x" + digest)
+      .end_object();
+  std::string refs = w.str();
   if (c.extra_refs == "{}")
     return refs;
   auto merged = json::parse_trusted(refs, "sim refs");
@@ -146,11 +151,19 @@ std::optional<domain::prepared_action> sim_executor::prepare(const domain::execu
   a.action_type = ctx.action_type;
   // What a real provider would sign over: the action, the intent, the
   // resolved config and the predecessors' references it builds on.
-  a.payload = "{\"action_type\":" + json::quote(ctx.action_type) + ",\"intent\":" + ctx.intent +
-              ",\"node_config\":" + ctx.node_config +
-              ",\"provider_context\":" + ctx.provider_context + ",\"prior_artifact_count\":" +
-              std::to_string(json::parse_trusted(ctx.prior_artifacts, "prior_artifacts").Size()) +
-              "}";
+  json::writer w;
+  w.begin_object()
+      .member("action_type", ctx.action_type)
+      .key("intent")
+      .raw(ctx.intent)
+      .key("node_config")
+      .raw(ctx.node_config)
+      .key("provider_context")
+      .raw(ctx.provider_context)
+      .member("prior_artifact_count",
+              json::parse_trusted(ctx.prior_artifacts, "prior_artifacts").Size())
+      .end_object();
+  a.payload = w.str();
   a.payload_hash = domain::sha256_hex(a.payload);
   return a;
 }

@@ -10,6 +10,7 @@
 #include "domain/cctp_caller.hpp"
 #include "domain/evm_transfer_plan.hpp"
 #include "domain/json.hpp"
+#include "domain/json_writer.hpp"
 #include "domain/provider_answer.hpp"
 #include "domain/signing_policy.hpp"
 #include "domain/timing.hpp"
@@ -64,8 +65,12 @@ void mark_executing(pqxx::work& tx, db::claimed_node& n, db::event_batch& events
 }
 
 std::string sign_result_json(const domain::sign_result& s) {
-  return "{\"signature\":" + json::quote(s.signature) +
-         ",\"signer_address\":" + json::quote(s.signer_address) + "}";
+  json::writer w;
+  w.begin_object()
+      .member("signature", s.signature)
+      .member("signer_address", s.signer_address)
+      .end_object();
+  return w.str();
 }
 
 /// SPEC §4: the engine decides what may be signed. Reads the attempt's EVM
@@ -219,11 +224,13 @@ claim_end run_claim(pqxx::work& tx, db::claimed_node n, const engine& e, db::eve
     return fail(code, detail);
   };
   const int attempt = n.attempt_no + 1;
-  events.add_artifact({n.id, attempt, "prepared_action",
-                       "{\"action_type\":" + json::quote(r.action.action_type) +
-                           ",\"payload_format\":" + json::quote(r.action.payload_format) +
-                           ",\"payload\":" + json::quote(r.action.payload) + "}",
-                       r.action.payload_hash});
+  json::writer prepared;
+  prepared.begin_object()
+      .member("action_type", r.action.action_type)
+      .member("payload_format", r.action.payload_format)
+      .member("payload", r.action.payload)
+      .end_object();
+  events.add_artifact({n.id, attempt, "prepared_action", prepared.str(), r.action.payload_hash});
   if (n.signing_required) {
     n.node_state = "AWAITING_SIGNATURE";
     if (n.signer_key.empty())
@@ -367,6 +374,8 @@ std::optional<ready_to_submit> claim_and_prepare(db::connection_slot& conn, cons
       }
       out.processed = 1;
       db::event_batch events(claimed->request_id, e.settings.callback_max_attempts);
+      if (claimed->has_callback)
+        events.set_has_callback(*claimed->has_callback);
       auto end = run_claim(tx, *claimed, e, events, out);
       events.flush(tx);
       tx.commit();

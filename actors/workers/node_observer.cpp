@@ -104,7 +104,7 @@ void observe_each(db::connection_slot& conn, const engine& e, const std::vector<
     auto claimed = db::claim_for_observe(tx, id, e.settings.network_class,
                                          db::claim_scope::first_in_transaction);
     if (!claimed) {
-      tx.commit();
+      tx.abort();
       out.busy = true; // its request is busy: look again soon
       continue;
     }
