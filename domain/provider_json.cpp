@@ -1,8 +1,6 @@
 #include "domain/provider_json.hpp"
 
 #include <cmath>
-#include <rapidjson/error/en.h>
-#include <set>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -13,48 +11,6 @@
 namespace mg::domain {
 
 namespace {
-
-/// Why a parsed answer may not be used as it stands (empty when it may):
-/// the hostile-input rules of SPEC §5 for JSON that crosses a process
-/// boundary. Walks without recursion, so depth costs no stack.
-std::string hostile_shape(const json::value& root) {
-  auto bad_string = [](const char* p, size_t n) {
-    for (size_t i = 0; i < n; ++i) {
-      auto c = static_cast<unsigned char>(p[i]);
-      if (c == 0)
-        return "a string holds U+0000";
-      // A lone surrogate escape comes out of the parser as ED A0..BF: not UTF-8.
-      if (c == 0xED && i + 1 < n && (static_cast<unsigned char>(p[i + 1]) & 0xE0) == 0xA0)
-        return "a string holds a lone surrogate";
-    }
-    return "";
-  };
-  std::vector<std::pair<const json::value*, int>> todo{{&root, 1}};
-  while (!todo.empty()) {
-    auto [v, depth] = todo.back();
-    todo.pop_back();
-    if (depth > max_answer_depth)
-      return "nested deeper than " + std::to_string(max_answer_depth);
-    if (v->IsString()) {
-      if (auto why = bad_string(v->GetString(), v->GetStringLength()); *why)
-        return why;
-    } else if (v->IsArray()) {
-      for (auto& e : v->GetArray())
-        todo.emplace_back(&e, depth + 1);
-    } else if (v->IsObject()) {
-      std::set<std::string_view> names;
-      for (auto& m : v->GetObject()) {
-        std::string_view name(m.name.GetString(), m.name.GetStringLength());
-        if (auto why = bad_string(name.data(), name.size()); *why)
-          return why;
-        if (!names.insert(name).second)
-          return "member '" + std::string(name) + "' appears twice";
-        todo.emplace_back(&m.value, depth + 1);
-      }
-    }
-  }
-  return {};
-}
 
 json::document parse_object(const std::string& text, const char* what) {
   auto doc = parse_provider_json(text, what);
@@ -134,16 +90,14 @@ json::document parse_provider_json(const std::string& text, const char* what) {
   if (text.size() > max_answer_bytes)
     throw provider_protocol_error(std::string(what) + " of " + std::to_string(text.size()) +
                                   " bytes exceeds the cap of " + std::to_string(max_answer_bytes));
-  json::document doc;
-  doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(text.data(),
-                                                                                    text.size());
-  if (doc.HasParseError())
-    throw provider_protocol_error(std::string("malformed ") + what +
-                                  " JSON: " + rapidjson::GetParseError_En(doc.GetParseError()) +
-                                  " at offset " + std::to_string(doc.GetErrorOffset()));
-  if (auto why = hostile_shape(doc); !why.empty())
-    throw provider_protocol_error(std::string("refused ") + what + " JSON: " + why);
-  return doc;
+  // The hostile-input reader (SPEC §5): every byte is read, so nothing
+  // after a NUL hides, and strings, names and depth are checked.
+  static_assert(max_answer_depth == json::max_input_depth, "answers nest like any input");
+  std::string error;
+  auto doc = json::parse(text, &error);
+  if (!doc)
+    throw provider_protocol_error(std::string("malformed ") + what + " JSON: " + error);
+  return std::move(*doc);
 }
 
 std::string to_json(const execution_context& c) {

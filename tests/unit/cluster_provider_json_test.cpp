@@ -124,4 +124,16 @@ BOOST_AUTO_TEST_CASE(malformed_answers_throw_executor_error) {
   BOOST_TEST(health_result_from_json("{}").up == false);
 }
 
+// RapidJSON's own parser takes a NUL byte for the end of its input, so an
+// answer could carry anything after one; the hostile-input reader reads
+// every byte.
+BOOST_AUTO_TEST_CASE(nothing_after_a_nul_byte_hides_in_an_answer) {
+  const std::string good = R"({"next_state":"COMPLETED"})";
+  BOOST_CHECK_NO_THROW(step_result_from_json(good));
+  BOOST_CHECK_THROW(step_result_from_json(good + std::string(1, '\0')), executor_error);
+  BOOST_CHECK_THROW(
+      step_result_from_json(good + std::string(1, '\0') + R"({"next_state":"FAILED"})"),
+      executor_error);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
