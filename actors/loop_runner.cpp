@@ -53,6 +53,8 @@ void forward_wakeups(const workers::pass_result& r, const worker_env& env,
     self->send(links.recovery, wake_atom::value);
   if (r.wake_dispatcher)
     links.wake_dispatchers();
+  else if (r.activated > 0)
+    links.wake_dispatchers_for(static_cast<size_t>(r.activated));
 }
 
 /// At most one heartbeat write a second (and at once when the error count

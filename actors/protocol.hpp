@@ -83,10 +83,11 @@ using worker_actor = caf::typed_actor<
 /// detached actor with its own connection that claims, observes and commits
 /// each node it is dealt in its own transaction.
 using observe_lane_actor = caf::typed_actor<
-    // (observe, node ids) -> (processed, stale, wake_observer, busy,
-    // request ids to reconcile); a database failure answers an error.
-    caf::replies_to<observe_atom, std::vector<std::string>>::with<int32_t, int32_t, bool, bool,
-                                                                  std::vector<std::string>>>;
+    // (observe, node ids) -> (processed, stale, nodes made READY,
+    // wake_observer, busy, request ids to reconcile); a database failure
+    // answers an error.
+    caf::replies_to<observe_atom, std::vector<std::string>>::with<int32_t, int32_t, int32_t, bool,
+                                                                  bool, std::vector<std::string>>>;
 
 /// Detached actor with its own connection that runs reconcile
 /// transactions; a small fixed pool of them serves every movement actor.

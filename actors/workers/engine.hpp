@@ -46,6 +46,7 @@ struct pass_result {
   std::vector<std::string> reconcile; // requests whose actor must reconcile
   bool wake_observer = false;
   bool wake_dispatcher = false;
+  int activated = 0;          // nodes this pass's own reconciles made READY
   bool wake_recovery = false; // work was handed to recovery (cluster take-over)
   int stale = 0;              // results dropped because the claim had moved on
   /// Seconds until the earliest known future item (the observer's next

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "actors/workers/cctp_caller_check.hpp"
+#include "actors/workers/node_result.hpp"
 #include "actors/workers/step_proof.hpp"
 #include "config/log.hpp"
 #include "domain/cctp_caller.hpp"
@@ -300,10 +301,9 @@ void commit_submit_result(pqxx::connection& c, const ready_to_submit& r,
     u.next_observe_in_seconds = domain::observe_delay(r.node.action_type, s.retry_after_seconds);
   events.add_artifact({r.node.id, r.node.attempt_no, "submit_proof", step_proof_json(s), ""});
   events.add_generated_artifacts(r.node.id, r.node.attempt_no, s.generated_artifacts);
-  auto fx = db::apply_node_update_and_flush(tx, r.node, u, events);
+  auto written = write_node_result(tx, r.node, u, events, e);
   tx.commit();
-  if (fx.needs_reconcile)
-    out.reconcile.push_back(r.node.request_id);
+  out.activated += written.activated;
   out.wake_observer |=
       u.next_state == node_state::submitted || u.next_state == node_state::observing;
 }

@@ -3,6 +3,7 @@
 #include <exception>
 #include <stdexcept>
 
+#include "actors/workers/node_result.hpp"
 #include "actors/workers/step_proof.hpp"
 #include "config/log.hpp"
 #include "domain/json.hpp"
@@ -87,9 +88,7 @@ void observe_claimed(pqxx::work& tx, const db::claimed_node& n, const engine& e,
     events.add_artifact({n.id, n.attempt_no, "observe_proof", step_proof_json(r), ""});
     events.add_generated_artifacts(n.id, n.attempt_no, r.generated_artifacts);
   }
-  auto fx = db::apply_node_update_and_flush(tx, n, u, events);
-  if (fx.needs_reconcile)
-    out.reconcile.push_back(n.request_id);
+  out.activated += write_node_result(tx, n, u, events, e).activated;
   if (u.next_observe_in_seconds && *u.next_observe_in_seconds == 0)
     out.wake_observer = true;
 }
@@ -115,6 +114,12 @@ void observe_each(db::connection_slot& conn, const engine& e, const std::vector<
     } catch (const db::stale_write& ex) {
       ++out.stale;
       log::warn("stale observation dropped", {{"node_id", id}, {"detail", ex.what()}});
+    } catch (const pqxx::transaction_rollback& ex) {
+      // A deadlock the database broke (the reconcile locks the request's
+      // other nodes): nothing landed, and observing again is harmless.
+      out.busy = true;
+      log::warn("observation rolled back; observed again soon",
+                {{"node_id", id}, {"error", ex.what()}});
     }
   }
 }
@@ -123,6 +128,7 @@ void merge(pass_result& into, pass_result&& part) {
   into.processed += part.processed;
   into.stale += part.stale;
   into.wake_observer |= part.wake_observer;
+  into.activated += part.activated;
   into.reconcile.insert(into.reconcile.end(), part.reconcile.begin(), part.reconcile.end());
   into.busy |= part.busy;
   if (part.next_due_in_seconds)
@@ -141,7 +147,7 @@ observe_lane(actors::observe_lane_actor::stateful_pointer<lane_state> self,
       ctx->settings.database_url, "movegate:node_observer-" + std::to_string(index)));
   return {
       [=](actors::observe_atom, const std::vector<std::string>& ids)
-          -> caf::result<int32_t, int32_t, bool, bool, std::vector<std::string>> {
+          -> caf::result<int32_t, int32_t, int32_t, bool, bool, std::vector<std::string>> {
         pass_result part;
         try {
           observe_each(*self->state.conn, ctx->e, ids, part);
@@ -151,8 +157,8 @@ observe_lane(actors::observe_lane_actor::stateful_pointer<lane_state> self,
           self->state.conn->reset();
           return caf::make_error(caf::sec::runtime_error, ex.what());
         }
-        return {part.processed, part.stale, part.wake_observer, part.busy,
-                std::move(part.reconcile)};
+        return {part.processed,     part.stale, part.activated,
+                part.wake_observer, part.busy,  std::move(part.reconcile)};
       },
   };
 }
@@ -186,11 +192,12 @@ std::string observe_lanes::run(const std::vector<std::vector<std::string>>& shar
   std::string failures;
   for (auto& [i, h] : asked)
     h.receive(
-        [&](int32_t processed, int32_t stale, bool wake, bool busy,
+        [&](int32_t processed, int32_t stale, int32_t activated, bool wake, bool busy,
             std::vector<std::string>& reconcile) {
           pass_result part;
           part.processed = processed;
           part.stale = stale;
+          part.activated = activated;
           part.wake_observer = wake;
           part.busy = busy;
           part.reconcile = std::move(reconcile);

@@ -34,19 +34,44 @@ BOOST_FIXTURE_TEST_CASE(chain_completes_through_the_passes, test::db_fixture) {
   auto o = workers::observe_pass(conn, engine());
   BOOST_TEST(o.processed == 1);
   BOOST_TEST(node_state(id, "a") == "COMPLETED");
-  BOOST_REQUIRE(o.reconcile.size() == 1u);
-  auto r = reconcile(id);
-  BOOST_TEST(r.activated == 1);
+  // The completion and the successor's activation commit together: no
+  // reconcile is handed on, and both rows carry the same transaction id.
+  BOOST_TEST(o.reconcile.empty());
+  BOOST_TEST(o.activated == 1);
   BOOST_TEST(node_state(id, "b") == "READY");
+  BOOST_TEST(!snapshot(id).needs_reconcile);
+  BOOST_TEST(count("SELECT count(DISTINCT xmin::text) FROM movement_request_nodes"
+                   " WHERE request_id = '" +
+                   id + "'") == 1);
 
   workers::dispatch_pass(conn, engine());
   workers::observe_pass(conn, engine());
-  reconcile(id);
   BOOST_TEST(snapshot(id).request_state == "COMPLETED");
   // b's config $ref resolved against a's provider_refs
   BOOST_TEST(count("SELECT count(*) FROM sim_ledger") == 2);
   BOOST_TEST(count("SELECT count(*) FROM movement_events WHERE event_type = 'request_completed'") ==
              1);
+}
+
+// A submit that answers COMPLETED activates the successor in the result's
+// own transaction, as the observer's completion does.
+BOOST_FIXTURE_TEST_CASE(a_completion_at_submit_activates_the_successor_in_its_commit,
+                        test::db_fixture) {
+  add_template(R"({"template_key": "done_at_submit", "version": 1,
+    "nodes": [{"node_key": "a", "action_type": "step", "config": {"sim": {"submit_to": "COMPLETED"}}},
+              {"node_key": "b", "action_type": "step"}],
+    "edges": [["a", "b"]]})");
+  auto id = create_and_approve("done_at_submit");
+  auto d = workers::dispatch_pass(conn, engine());
+  BOOST_TEST(d.processed == 1);
+  BOOST_TEST(node_state(id, "a") == "COMPLETED");
+  BOOST_TEST(node_state(id, "b") == "READY");
+  BOOST_TEST(d.reconcile.empty());
+  BOOST_TEST(d.activated == 1);
+  BOOST_TEST(!snapshot(id).needs_reconcile);
+  BOOST_TEST(count("SELECT count(DISTINCT xmin::text) FROM movement_request_nodes"
+                   " WHERE request_id = '" +
+                   id + "'") == 1);
 }
 
 namespace {

@@ -1,0 +1,23 @@
+#pragma once
+// A node's result and its request's reconcile, written in one transaction.
+#include "actors/workers/engine.hpp"
+#include "persistence/node_store.hpp"
+
+namespace mg::workers {
+
+struct result_written {
+  db::update_effects effects;
+  int activated = 0; // successors the reconcile made READY
+};
+
+/// Applies `u` to `n` (conditional on its claim: throws db::stale_write)
+/// with `events`, and, when the change matters to the request, reconciles
+/// the request in the same transaction. The write has locked the request
+/// row already (lock order: request, then nodes), so the reconcile runs on
+/// current locked rows and the successors' activation commits with the
+/// result that caused it, not in a transaction of its own.
+result_written write_node_result(pqxx::transaction_base& tx, const db::claimed_node& n,
+                                 const db::node_update& u, db::event_batch& events,
+                                 const engine& e);
+
+} // namespace mg::workers
