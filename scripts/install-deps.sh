@@ -12,6 +12,7 @@ packages=(
   libboost-test-dev libssl-dev libcrypto++-dev libsecp256k1-dev
   postgresql postgresql-contrib
   clang-format python3 curl
+  python3-venv python3-pip python3-setuptools # clients/python: its offline `pip install` test
   openssl # the cluster TLS tests make a throwaway CA and certificates with it
   chromium # the admin page's browser test (driven by playwright-core, never a downloaded browser)
   prometheus # promtool: the metrics test checks the live /metrics output
