@@ -29,6 +29,9 @@ from .signing import percent_encode, signed_headers
 T = TypeVar("T")
 
 _RETRYABLE_STATUSES = frozenset({503})
+# movegate's answers are far smaller (a page is at most 200 items); a peer
+# that sends more is not taken at its word and never fills the memory.
+DEFAULT_MAX_ANSWER_BYTES = 16 * 1024 * 1024
 
 
 def new_idempotency_key() -> str:
@@ -79,6 +82,7 @@ class Client:
         retry_delay: float = 0.5,
         clock: Callable[[], float] = time.time,
         ssl_context: ssl.SSLContext | None = None,
+        max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
     ):
         url = urllib.parse.urlsplit(base_url)
         if url.scheme not in ("http", "https") or not url.hostname:
@@ -97,6 +101,7 @@ class Client:
         self._retry_delay = retry_delay
         self._clock = clock
         self._ssl_context = ssl_context
+        self._max_answer_bytes = max_answer_bytes
 
     # --- transport --------------------------------------------------------
 
@@ -127,11 +132,15 @@ class Client:
                 send_error = None
             try:
                 response = conn.getresponse()
-                data = response.read()
+                data = response.read(self._max_answer_bytes + 1)
             except (OSError, http.client.HTTPException):
                 if send_error is not None:
                     raise send_error from None
                 raise
+            if len(data) > self._max_answer_bytes:
+                raise errors.MovegateError(
+                    f"{method} {target}: answer over {self._max_answer_bytes} bytes"
+                )
             return response.status, {k.lower(): v for k, v in response.getheaders()}, data
         except (OSError, http.client.HTTPException) as e:
             raise errors.TransportError(f"{method} {target}: {e}") from e

@@ -164,12 +164,46 @@ class ErrorsTest(unittest.TestCase):
         # The limit is per key: another key is served meanwhile.
         self.assertIsInstance(self.client("reader").executors(), list)
 
+    def test_503_fresh_balances_without_a_fetcher(self):
+        reader = Client(self.serve.base_url, "reader", KEYS["reader"][0], retries=0)
+        e = self.assertApiError(movegate.Unavailable, 503, "unavailable", reader.balances, fresh=True)
+        self.assertIn("MG_GATEWAY_API_URL", e.details[0].message)
+
     def test_transport_error_when_nobody_listens(self):
         from serve import free_port
 
         c = Client(f"http://127.0.0.1:{free_port()}", "reader", KEYS["reader"][0], retries=1, retry_delay=0.01)
         with self.assertRaises(movegate.TransportError):
             c.list_movements()
+
+    def test_oversized_or_non_json_answers_are_refused(self):
+        # A peer that is not movegate (a wrong port, a proxy's error page).
+        import http.server
+        import threading
+
+        class Peer(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = b"<html>" * (2 * 1024 * 1024) if self.path.endswith("big") else b"<html>oops"
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        peer = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Peer)
+        threading.Thread(target=peer.serve_forever, daemon=True).start()
+        try:
+            c = Client(f"http://127.0.0.1:{peer.server_port}", "reader", KEYS["reader"][0],
+                       max_answer_bytes=1024 * 1024)
+            with self.assertRaisesRegex(movegate.MovegateError, "over 1048576 bytes"):
+                c.request("GET", "/v3/big")
+            with self.assertRaisesRegex(movegate.MovegateError, "not JSON"):
+                c.request("GET", "/v3/small")
+        finally:
+            peer.shutdown()
+            peer.server_close()
 
     def test_base_url_with_a_path_is_refused(self):
         with self.assertRaises(ValueError):
