@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "build_paths.hpp"
+#include "domain/api_auth.hpp"
 #include "tests/e2e/ops_serve_fixture.hpp"
 
 using namespace mg;
@@ -172,6 +173,9 @@ BOOST_FIXTURE_TEST_CASE(browser_acts_signed_pages_the_list_and_shows_timeline_an
     create("page-actions-" + std::to_string(i));
 
   const std::string artifacts = std::string(MG_BINARY_DIR) + "/artifacts";
+  // The page's canonical query must be the server's, byte for byte: '+',
+  // repeats, lower-case and malformed escapes, UTF-8, empty pieces.
+  const std::string query_sample = "b=2&a=x+y&a=%7e%e2%82%ac&c&&d=%zz&a=%41=";
   const std::map<std::string, std::string> script_env{
       {"MG_ADMIN_URL", "http://127.0.0.1:" + std::to_string(admin_port)},
       {"MG_ADMIN_TOKEN", admin_token},
@@ -184,6 +188,8 @@ BOOST_FIXTURE_TEST_CASE(browser_acts_signed_pages_the_list_and_shows_timeline_an
       {"MG_APPROVER_KEY", approver.id},
       {"MG_APPROVER_SECRET", approver.secret},
       {"MG_NODE_KEYS", "send,confirm"},
+      {"MG_QUERY_SAMPLE", query_sample},
+      {"MG_QUERY_CANONICAL", api::canonical_query(query_sample)},
       {"MG_ARTIFACT_DIR", artifacts}};
   for (const auto& [k, v] : script_env)
     ::setenv(k.c_str(), v.c_str(), 1);

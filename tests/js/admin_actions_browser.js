@@ -9,7 +9,8 @@
 // Env: MG_ADMIN_URL, MG_ADMIN_TOKEN, MG_TEMPLATE_KEY, MG_PENDING_COUNT,
 // MG_SELF_ID (created by MG_SELF_KEY), MG_CANCEL_ID, MG_SELF_KEY,
 // MG_SELF_SECRET, MG_APPROVER_KEY, MG_APPROVER_SECRET, MG_NODE_KEYS,
-// MG_ARTIFACT_DIR. Prints `RESULT {json}` on success; exits non-zero on failure.
+// MG_QUERY_SAMPLE, MG_QUERY_CANONICAL (a raw query and the server's canonical
+// form of it), MG_ARTIFACT_DIR. Prints `RESULT {json}` on success; exits non-zero on failure.
 'use strict';
 
 const { env, check, open, run } = require('./browser_session');
@@ -45,6 +46,9 @@ async function main() {
   let result;
   try {
     await page.goto(base + '/');
+    // The page's canonical query is the server's (api::canonical_query).
+    const canonical = await page.evaluate((q) => mgSigning.canonicalQuery(q), env('MG_QUERY_SAMPLE'));
+    check(canonical === env('MG_QUERY_CANONICAL'), `canonical query ${canonical} != ${env('MG_QUERY_CANONICAL')}`);
     await page.fill('#token', token);
     await page.click('#login-submit');
     await page.locator('#nav').waitFor({ state: 'visible' });
