@@ -125,6 +125,7 @@ EOF
 chmod 0644 "$stage/DEBIAN/md5sums" "$stage/DEBIAN/control" "$stage/DEBIAN/conffiles"
 find "$stage" -exec touch --no-dereference -d "@$epoch" {} +
 
-dpkg-deb --root-owner-group -Zxz --build "$stage" "$deb" >&2
+# gzip: a fifth of xz's CPU time for a package 40 % bigger (1.7 MB).
+dpkg-deb --root-owner-group -Zgzip --build "$stage" "$deb" >&2
 rm -rf "$shlib_dir"
 echo "$deb"
