@@ -18,6 +18,8 @@ packages=(
   prometheus # promtool: the metrics test checks the live /metrics output
   gdb # a hung test process prints every thread's stack before it aborts (tests/support/hang_watchdog)
   clang libfuzzer-14-dev # scripts/fuzz.sh: the libFuzzer targets of tests/fuzz (ASan + UBSan)
+  lintian # the Debian package test lints the .deb of scripts/package.sh
+  dpkg-dev # dpkg-shlibdeps: that package's Depends
 )
 
 # npm packages of the JS-driven tests and the local chain (tests/js/package.json,
