@@ -69,7 +69,7 @@ struct route_tables {
       routes.push_back(r);
     for (auto& r : http::callback_admin_routes(pool))
       routes.push_back(r);
-    routes.push_back(http::metrics_route(pool, "devnet"));
+    routes.push_back(http::metrics_route(pool, "devnet", 8));
     for (auto& r : routes)
       out.insert(normalise(r.method, r.pattern));
     return out;
