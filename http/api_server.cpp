@@ -64,6 +64,7 @@ struct api_server::impl {
       route_pattern pattern(r.pattern);
       routes.push_back({std::move(r), std::move(pattern)});
     }
+    init_http_response_classes("api");
   }
 
   std::map<std::string, api::api_key> keys;

@@ -71,7 +71,7 @@ struct route_tables {
       routes.push_back(r);
     for (auto& r : http::callback_admin_routes(pool))
       routes.push_back(r);
-    routes.push_back(http::metrics_route(pool, "devnet"));
+    routes.push_back(http::metrics_route(pool, "devnet", 8));
     for (auto& r : http::api_relay_routes(relay_target))
       routes.push_back(r);
     for (auto& r : routes)
