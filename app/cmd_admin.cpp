@@ -25,6 +25,7 @@ namespace mg::app {
 
 int cmd_migrate(const args&) {
   auto s = load_settings_or_exit();
+  std::cout << "migrate: migrations from " << db::migrations_dir() << std::endl;
   db::migrate(s.database_url, db::bundled_migrations(),
               [](const std::string& line) { std::cout << "migrate: " << line << std::endl; });
   return 0;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "config/log.hpp"
+#include "config/shipped_files.hpp"
 #include "persistence/db.hpp"
 #include "persistence/template_store.hpp"
 
@@ -29,8 +30,7 @@ config::settings load_settings_or_exit() {
 }
 
 std::string default_templates_dir() {
-  const char* dir = std::getenv("MG_TEMPLATES_DIR");
-  return dir ? dir : MG_SOURCE_DIR "/templates";
+  return config::shipped_dir("MG_TEMPLATES_DIR", "templates", MG_SOURCE_DIR "/templates");
 }
 
 int load_templates(const std::string& database_url, const std::string& dir, bool verbose) {

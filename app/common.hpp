@@ -19,7 +19,8 @@ config::settings load_settings_or_exit();
 /// Loads every *.json template in `dir`; returns how many were new.
 int load_templates(const std::string& database_url, const std::string& dir, bool verbose);
 
-/// The templates directory shipped with the sources (MG_TEMPLATES_DIR overrides).
+/// The shipped templates: MG_TEMPLATES_DIR, else an installed package's
+/// share/movegate/templates, else the source tree's.
 std::string default_templates_dir();
 
 /// Creates and approves a movement, then tells the runtime (movement actor

@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 #include <pqxx/except>
+#include <regex>
+#include <strings.h>
 #include <thread>
 
 #include "config/log.hpp"
@@ -14,6 +16,32 @@
 namespace mg::http {
 
 namespace {
+
+constexpr size_t default_body_bytes = 64 * 1024;
+
+/// The listener reads at most the largest body a route takes; each path is
+/// held to its own route's limit before its body is read.
+listener_limits admin_limits(const config::settings& s, const std::vector<admin_route>& routes) {
+  listener_limits l;
+  l.max_body_bytes = default_body_bytes;
+  l.request_timeout = request_timeout(s);
+  l.max_threads = 128;
+  std::vector<std::pair<std::regex, size_t>> larger;
+  for (const auto& r : routes)
+    if (r.max_body_bytes > default_body_bytes) {
+      l.max_body_bytes = std::max(l.max_body_bytes, r.max_body_bytes);
+      larger.emplace_back(std::regex(r.pattern), r.max_body_bytes);
+    }
+  if (!larger.empty())
+    l.body_limit_for = [larger](const std::string& path) {
+      size_t limit = default_body_bytes;
+      for (const auto& [pattern, bytes] : larger)
+        if (std::regex_match(path, pattern))
+          limit = std::max(limit, bytes);
+      return limit;
+    };
+  return l;
+}
 
 // A hook that throws counts as a failed check, never as a crash.
 bool check(const std::function<bool()>& hook, const char* name) {
@@ -32,7 +60,7 @@ bool check(const std::function<bool()>& hook, const char* name) {
 struct admin_server::impl {
   impl(const config::settings& s, admin_hooks h, std::vector<admin_route> r)
       : token(s.admin_token), hooks(std::move(h)), routes(std::move(r)),
-        server(listener_limits{64 * 1024, request_timeout(s), 128}) {}
+        server(admin_limits(s, routes)) {}
 
   std::string token; // never logged
   admin_hooks hooks;
@@ -132,11 +160,18 @@ void admin_server::impl::install_handlers() {
       for (const auto& [k, v] : req.params)
         ar.query.emplace(k, v);
       ar.body = req.body;
+      ar.method = req.method;
+      ar.target = req.target;
+      for (const auto& [name, value] : req.headers)
+        if (strcasecmp(name.c_str(), "Authorization") != 0)
+          ar.headers.emplace_back(name, value);
       serve(
           req, res, [&] { return r.handle(ar); }, r.needs_token);
     };
     if (r.method == "POST")
       server.Post(r.pattern, handler);
+    else if (r.method == "PUT")
+      server.Put(r.pattern, handler);
     else
       server.Get(r.pattern, handler);
   }

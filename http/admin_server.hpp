@@ -6,6 +6,7 @@
 // <MG_ADMIN_TOKEN>` (compared in constant time): a missing or wrong token
 // answers 401; when MG_ADMIN_TOKEN is empty the protected routes are
 // disabled and answer 403 "admin_disabled" whatever the caller sends.
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
@@ -29,16 +30,22 @@ struct admin_request {
   std::vector<std::string> params;               // regex captures of the pattern
   std::multimap<std::string, std::string> query; // decoded
   std::string body;
+  std::string method;
+  std::string target; // path and query exactly as sent
+  /// Every header but Authorization (the admin token stays with the listener).
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 /// A route a feature adds to the admin listener (callbacks, metrics, the
 /// inspection page…). Set a Content-Type header in the reply for anything
 /// that is not JSON.
 struct admin_route {
-  std::string method;  // GET or POST
+  std::string method;  // GET, POST or PUT
   std::string pattern; // httplib regex over the path, e.g. "/admin/callbacks/([^/]+)/redeliver"
   bool needs_token = true;
   std::function<api::reply(const admin_request&)> handle;
+  /// The largest body the route takes (the listener's default is 64 KiB).
+  size_t max_body_bytes = 64 * 1024;
 };
 
 class admin_server {

@@ -1,5 +1,6 @@
 #include "http/admin_views.hpp"
 
+#include <regex>
 #include <set>
 #include <variant>
 
@@ -17,9 +18,18 @@ api::reply fresh_json(std::string body) {
   return {200, std::move(body), {{"Cache-Control", "no-store"}}};
 }
 
+/// A time with its zone (no zone would mean the server's): what
+/// `Date.toISOString()` writes, seconds and fraction optional.
+bool is_iso_time(const std::string& s) {
+  static const std::regex iso(
+      R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2}))");
+  return s.size() <= 40 && std::regex_match(s, iso);
+}
+
 struct movement_filter {
   std::string state;
   std::string template_key;
+  db::created_range created;
   int limit = 50;
   std::optional<domain::list_cursor> cursor;
 };
@@ -27,7 +37,8 @@ struct movement_filter {
 /// The list's parameters, every problem listed at once; a parameter that is
 /// unknown or repeated is refused so a typo never silently widens the list.
 std::variant<movement_filter, api::error> parse_filter(const admin_request& req) {
-  static const std::set<std::string> allowed{"state", "template_key", "limit", "cursor"};
+  static const std::set<std::string> allowed{"state",      "template_key", "created_from",
+                                             "created_to", "limit",        "cursor"};
   movement_filter f;
   std::vector<api::field_error> bad;
   std::set<std::string> seen;
@@ -45,6 +56,10 @@ std::variant<movement_filter, api::error> parse_filter(const admin_request& req)
       f.state = value;
     else if (key == "template_key")
       f.template_key = value;
+    else if (key == "created_from")
+      f.created.from = value;
+    else if (key == "created_to")
+      f.created.to = value;
     else if (key == "limit")
       limit = value;
     else if (!value.empty() && !(f.cursor = domain::decode_cursor(value)))
@@ -52,6 +67,10 @@ std::variant<movement_filter, api::error> parse_filter(const admin_request& req)
   }
   if (!f.state.empty() && !domain::parse_request_state(f.state))
     bad.push_back({"state", "unknown request state"});
+  for (const auto& [name, value] :
+       {std::pair{"created_from", f.created.from}, std::pair{"created_to", f.created.to}})
+    if (!value.empty() && !is_iso_time(value))
+      bad.push_back({name, "must be an ISO 8601 time with a zone, e.g. 2026-01-31T12:00:00Z"});
   if (f.template_key.size() > 200)
     bad.push_back({"template_key", "too long"});
   if (auto l = domain::parse_limit(limit))
@@ -68,11 +87,18 @@ api::reply list_movements(api::service_context& ctx, const admin_request& req) {
   if (auto* e = std::get_if<api::error>(&parsed))
     return api::error_reply(*e);
   const auto& f = std::get<movement_filter>(parsed);
-  return api::with_connection(ctx, [&](pqxx::connection& c) {
-    pqxx::read_transaction tx(c);
-    auto page = db::admin_list_movements(tx, f.state, f.template_key, f.limit, f.cursor);
-    return fresh_json(db::page_body(page));
-  });
+  try {
+    return api::with_connection(ctx, [&](pqxx::connection& c) {
+      pqxx::read_transaction tx(c);
+      auto page =
+          db::admin_list_movements(tx, f.state, f.template_key, f.created, f.limit, f.cursor);
+      return fresh_json(db::page_body(page));
+    });
+  } catch (const pqxx::data_exception&) {
+    // Shaped like a time but not one ("2030-13-45T…"): only the range can be it.
+    return api::error_reply(
+        api::bad_request("invalid query", {{"created_from/created_to", "not a valid time"}}));
+  }
 }
 
 api::reply show_movement(api::service_context& ctx, const admin_request& req) {

@@ -64,6 +64,7 @@ struct api_server::impl {
       route_pattern pattern(r.pattern);
       routes.push_back({std::move(r), std::move(pattern)});
     }
+    init_http_response_classes("api");
   }
 
   std::map<std::string, api::api_key> keys;
@@ -331,6 +332,26 @@ void api_server::serve_static(const std::string& path, const std::string& conten
 
 int api_server::start(const std::string& host_port) {
   return start_listening(impl_->server, impl_->thread, host_port, "api");
+}
+
+api::reply api_server::answer_relayed(const relayed_request& r) {
+  const std::string raw_path = r.target.substr(0, r.target.find('?'));
+  // The relay reaches the signed API and nothing else (not even /openapi.json).
+  if (raw_path != "/v3" && raw_path.rfind("/v3/", 0) != 0)
+    return api::error_reply(api::not_found("the relay only forwards /v3 paths"));
+  httplib::Request req;
+  req.method = r.method;
+  req.target = r.target;
+  req.path = raw_path;
+  req.body = r.body;
+  for (const auto& [name, value] : r.headers)
+    req.headers.emplace(name, value);
+  const auto started = std::chrono::steady_clock::now();
+  std::string key_id;
+  std::string matched;
+  api::reply reply = impl_->serve(req, key_id, matched);
+  record_http_request("api", req.method, matched, reply.status, started);
+  return reply;
 }
 
 int api_server::rate_limit(const std::string& key_id) {

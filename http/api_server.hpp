@@ -42,6 +42,16 @@ struct route {
   std::function<api::reply(const call&)> handle;
 };
 
+/// A /v3 request that reached this process through another listener (the
+/// admin page's same-origin relay), as it would have come to the /v3 port.
+struct relayed_request {
+  std::string method;
+  std::string target; // "/v3/..." plus optional "?query", exactly as signed
+  /// Every copy of each X-QTG-* header the client sent, in order.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
 class api_server {
 public:
   /// `nonces` remembers (key_id, nonce) pairs in PostgreSQL (api_nonces).
@@ -57,6 +67,11 @@ public:
   /// own and returns the bound port; throws std::runtime_error on failure.
   int start(const std::string& host_port);
   void stop();
+
+  /// Answers `r` exactly as a request to the /v3 port: the same signature
+  /// and nonce check, scopes, rate limit, routing and handlers. Only X-QTG-*
+  /// headers are looked at; a target outside /v3 answers 404.
+  api::reply answer_relayed(const relayed_request& r);
 
   /// Takes a token from `key_id`'s bucket of the per-key rate limiter: 0
   /// when the call may go ahead, else Retry-After seconds. Other front

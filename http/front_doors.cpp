@@ -10,6 +10,7 @@
 #include "http/admin_page.hpp"
 #include "http/admin_server.hpp"
 #include "http/admin_views.hpp"
+#include "http/api_relay.hpp"
 #include "http/api_server.hpp"
 #include "http/callback_admin.hpp"
 #include "http/metrics_route.hpp"
@@ -110,7 +111,10 @@ front_doors::front_doors(const config::settings& settings, db::plan_cache& plans
     admin_routes.push_back(std::move(r));
   for (auto& r : admin_page_routes()) // GET / and its assets
     admin_routes.push_back(std::move(r));
-  admin_routes.push_back(metrics_route(*pool_, settings_.network_class)); // GET /metrics
+  for (auto& r : api_relay_routes(*api_)) // /relay/v3/...: the page's signed calls
+    admin_routes.push_back(std::move(r));
+  admin_routes.push_back(metrics_route(*pool_, settings_.network_class,
+                                       settings_.cluster_lease_seconds)); // GET /metrics
   for (auto& r : callback_admin_routes(*pool_)) // GET /admin/callbacks, POST …/redeliver
     admin_routes.push_back(std::move(r));
   admin_ = std::make_unique<admin_server>(settings_, std::move(ah), std::move(admin_routes));

@@ -248,19 +248,22 @@ void guarded_server::apply(listener_limits limits) {
     return new elastic_pool(threads);
   };
   size_t max_body = limits.max_body_bytes;
-  set_pre_routing_handler([max_body](const httplib::Request& req, httplib::Response& res) {
-    if (auto refusal = framing_refusal(req.headers, max_body)) {
-      close_connection_after_reply();
-      write_reply(res, api::error_reply(*refusal));
-      return HandlerResponse::Handled;
-    }
-    // Without Content-Length a request has no body (RFC 9112 §6.3), but
-    // httplib would read one until the client closes. The request object is
-    // httplib's own (not const) and not yet routed: say so explicitly.
-    if (takes_body(req.method) && !req.has_header("Content-Length"))
-      const_cast<httplib::Request&>(req).set_header("Content-Length", "0");
-    return HandlerResponse::Unhandled;
-  });
+  auto limit_for = limits.body_limit_for;
+  set_pre_routing_handler(
+      [max_body, limit_for](const httplib::Request& req, httplib::Response& res) {
+        size_t limit = limit_for ? std::min(max_body, limit_for(req.path)) : max_body;
+        if (auto refusal = framing_refusal(req.headers, limit)) {
+          close_connection_after_reply();
+          write_reply(res, api::error_reply(*refusal));
+          return HandlerResponse::Handled;
+        }
+        // Without Content-Length a request has no body (RFC 9112 §6.3), but
+        // httplib would read one until the client closes. The request object is
+        // httplib's own (not const) and not yet routed: say so explicitly.
+        if (takes_body(req.method) && !req.has_header("Content-Length"))
+          const_cast<httplib::Request&>(req).set_header("Content-Length", "0");
+        return HandlerResponse::Unhandled;
+      });
   set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.get_header_value("Connection") == "close")
       close_connection_after_reply();

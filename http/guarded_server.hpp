@@ -14,15 +14,20 @@
 //   of slow clients one must survive.
 #include <chrono>
 #include <cstddef>
+#include <functional>
+#include <string>
 
 #include <httplib.h>
 
 namespace mg::http {
 
 struct listener_limits {
+  /// The most any request may send as its body.
   size_t max_body_bytes = 1024 * 1024;
   std::chrono::milliseconds request_timeout{10000};
   size_t max_threads = 256;
+  /// A smaller limit for some paths (decoded, as routed); unset: max_body_bytes.
+  std::function<size_t(const std::string& path)> body_limit_for;
 };
 
 class guarded_server : public httplib::Server {

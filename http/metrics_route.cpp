@@ -44,6 +44,10 @@ std::vector<std::string> node_states() {
   return out;
 }
 
+family gauge_family(const std::string& name, const std::string& help, double value) {
+  return {name, help, kind::gauge, {{"", {}, value}}};
+}
+
 family latency_family(const std::string& name, const std::string& help,
                       const db::latency_quantiles& q) {
   // NaN when the window saw no sample (Prometheus' convention for "no value").
@@ -55,12 +59,31 @@ family latency_family(const std::string& name, const std::string& help,
            {"", {{"percentile", "95"}}, q.p95.value_or(nan)}}};
 }
 
+/// Heartbeat age and errors in a row of every worker row.
+std::vector<family> worker_families(const std::vector<db::heartbeat_age>& heartbeats) {
+  family hb{"movegate_worker_heartbeat_age_seconds",
+            "Seconds since each worker's last heartbeat row write.",
+            kind::gauge,
+            {}};
+  family errors{"movegate_worker_consecutive_errors",
+                "Failed passes in a row of each worker, as its last heartbeat row says.",
+                kind::gauge,
+                {}};
+  for (auto& h : heartbeats) {
+    const metrics::labels l{
+        {"worker", h.worker}, {"runtime_node", h.runtime_node}, {"group", h.group}};
+    hb.samples.push_back({"", l, h.age_seconds});
+    errors.samples.push_back({"", l, h.consecutive_errors});
+  }
+  return {std::move(hb), std::move(errors)};
+}
+
 std::vector<family> read_database_families(db::connection_pool& pool,
-                                           const std::string& network_class) {
+                                           const std::string& network_class, double lease_seconds) {
   try {
     auto lease = pool.acquire();
     try {
-      return database_families(db::read_metrics(*lease, network_class));
+      return database_families(db::read_metrics(*lease, network_class, lease_seconds));
     } catch (const std::exception&) {
       lease.discard();
       throw;
@@ -73,6 +96,30 @@ std::vector<family> read_database_families(db::connection_pool& pool,
 
 } // namespace
 
+const char* response_class(int status) {
+  if (status == 429)
+    return "429";
+  if (status >= 500)
+    return "5xx";
+  if (status >= 400)
+    return "4xx";
+  if (status >= 300)
+    return "3xx";
+  return "2xx";
+}
+
+metrics::counter& response_counter(const std::string& listener, const char* cls) {
+  return metrics::registry::global().get_counter(
+      "movegate_http_responses_total",
+      "HTTP responses by class (2xx, 3xx, 429, other 4xx, 5xx); every class exists from start.",
+      {{"listener", listener}, {"class", cls}});
+}
+
+void init_http_response_classes(const std::string& listener) {
+  for (const char* cls : {"2xx", "3xx", "4xx", "429", "5xx"})
+    response_counter(listener, cls);
+}
+
 void record_http_request(const std::string& listener, const std::string& method,
                          const std::string& route, int status,
                          std::chrono::steady_clock::time_point started) {
@@ -82,6 +129,7 @@ void record_http_request(const std::string& listener, const std::string& method,
                           {"route", route.empty() ? "unmatched" : route},
                           {"status", std::to_string(status)}};
   r.get_counter("movegate_http_requests_total", "HTTP requests answered.", l).inc();
+  response_counter(listener, response_class(status)).inc();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   r.get_histogram("movegate_http_request_duration_seconds", "Time to answer an HTTP request.",
@@ -102,34 +150,38 @@ std::vector<family> database_families(const db::metrics_snapshot& s) {
   out.push_back(by_label("movegate_callback_attempts",
                          "Delivery attempts of the callback outbox rows, by row status.", "status",
                          {"pending", "sent", "dlq"}, s.callback_attempts_by_status));
-  out.push_back({"movegate_audit_outbox_pending",
-                 "Audit outbox rows not yet promoted to audit_events.",
+  out.push_back(gauge_family("movegate_audit_outbox_pending",
+                             "Audit outbox rows not yet promoted to audit_events.",
+                             s.audit_outbox_pending));
+  for (auto& f : worker_families(s.heartbeats))
+    out.push_back(std::move(f));
+  out.push_back(gauge_family("movegate_oldest_ready_node_age_seconds",
+                             "Longest time a dispatchable node has been READY (among the first " +
+                                 std::to_string(db::age_scan_rows) + " in claim order).",
+                             s.oldest_ready_age_seconds));
+  out.push_back(gauge_family("movegate_callback_delivery_lag_seconds",
+                             "Age of the oldest pending callback that is due (among the " +
+                                 std::to_string(db::age_scan_rows) + " oldest pending).",
+                             s.callback_lag_seconds));
+  out.push_back({"movegate_cluster_members",
+                 "cluster_nodes rows: live, or expired (lease run out, not yet taken over).",
                  kind::gauge,
-                 {{"", {}, s.audit_outbox_pending}}});
-  family hb{"movegate_worker_heartbeat_age_seconds",
-            "Seconds since each worker's last heartbeat row write.",
-            kind::gauge,
-            {}};
-  for (auto& h : s.heartbeats)
-    hb.samples.push_back(
-        {"", {{"worker", h.worker}, {"runtime_node", h.runtime_node}}, h.age_seconds});
-  out.push_back(std::move(hb));
+                 {{"", {{"state", "expired"}}, s.cluster_members_expired},
+                  {"", {{"state", "live"}}, s.cluster_members_live}}});
   out.push_back(latency_family("movegate_dispatch_latency_seconds",
                                "Approval to first submit of requests, quantiles over the last " +
                                    std::to_string(db::latency_window_seconds) + " s.",
                                s.dispatch));
-  out.push_back({"movegate_dispatch_latency_samples",
-                 "Requests the dispatch latency quantiles were computed from.",
-                 kind::gauge,
-                 {{"", {}, static_cast<double>(s.dispatch.samples)}}});
+  out.push_back(gauge_family("movegate_dispatch_latency_samples",
+                             "Requests the dispatch latency quantiles were computed from.",
+                             static_cast<double>(s.dispatch.samples)));
   out.push_back(latency_family("movegate_observe_latency_seconds",
                                "Node SUBMITTED to COMPLETED, quantiles over the last " +
                                    std::to_string(db::latency_window_seconds) + " s.",
                                s.observe));
-  out.push_back({"movegate_observe_latency_samples",
-                 "Nodes the observe latency quantiles were computed from.",
-                 kind::gauge,
-                 {{"", {}, static_cast<double>(s.observe.samples)}}});
+  out.push_back(gauge_family("movegate_observe_latency_samples",
+                             "Nodes the observe latency quantiles were computed from.",
+                             static_cast<double>(s.observe.samples)));
   return out;
 }
 
@@ -145,9 +197,10 @@ std::vector<family> pool_families(const db::connection_pool::usage& u) {
            {{"", {}, static_cast<double>(u.max)}}}};
 }
 
-std::string render_metrics(db::connection_pool& pool, const std::string& network_class) {
+std::string render_metrics(db::connection_pool& pool, const std::string& network_class,
+                           double lease_seconds) {
   auto families = metrics::registry::global().collect();
-  auto database = read_database_families(pool, network_class);
+  auto database = read_database_families(pool, network_class, lease_seconds);
   families.push_back({"movegate_database_up",
                       "1 when the scrape could read PostgreSQL.",
                       kind::gauge,
@@ -160,10 +213,11 @@ std::string render_metrics(db::connection_pool& pool, const std::string& network
   return metrics::render(families);
 }
 
-admin_route metrics_route(db::connection_pool& pool, std::string network_class) {
-  return {"GET", "/metrics", true, [&pool, network_class](const admin_request&) {
+admin_route metrics_route(db::connection_pool& pool, std::string network_class,
+                          double lease_seconds) {
+  return {"GET", "/metrics", true, [&pool, network_class, lease_seconds](const admin_request&) {
             return api::reply{200,
-                              render_metrics(pool, network_class),
+                              render_metrics(pool, network_class, lease_seconds),
                               {{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}}};
           }};
 }

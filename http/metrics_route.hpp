@@ -13,6 +13,14 @@
 
 namespace mg::http {
 
+/// The class label of a status: "429" on its own (rate limiting), else
+/// "2xx", "3xx", "4xx" or "5xx".
+const char* response_class(int status);
+
+/// Creates `listener`'s movegate_http_responses_total series at zero, so
+/// rate() sees the first error of a class (a series born at 1 shows none).
+void init_http_response_classes(const std::string& listener);
+
 /// Counts one answered HTTP request and its duration. `route` is the
 /// matched pattern ("" → "unmatched"), never the raw path, so the label
 /// set stays bounded.
@@ -28,9 +36,11 @@ std::vector<metrics::family> pool_families(const db::connection_pool::usage& u);
 
 /// The whole exposition: process series, pool use and the database's
 /// (when the database is unreachable: movegate_database_up 0 and no rows).
-std::string render_metrics(db::connection_pool& pool, const std::string& network_class);
+std::string render_metrics(db::connection_pool& pool, const std::string& network_class,
+                           double lease_seconds);
 
-/// The /metrics admin route.
-admin_route metrics_route(db::connection_pool& pool, std::string network_class);
+/// The /metrics admin route (`lease_seconds`: MG_CLUSTER_LEASE_SECONDS).
+admin_route metrics_route(db::connection_pool& pool, std::string network_class,
+                          double lease_seconds);
 
 } // namespace mg::http

@@ -5,8 +5,8 @@
 namespace mg::db {
 
 json_page admin_list_movements(pqxx::transaction_base& tx, const std::string& state,
-                               const std::string& template_key, int limit,
-                               const std::optional<domain::list_cursor>& after) {
+                               const std::string& template_key, const created_range& created,
+                               int limit, const std::optional<domain::list_cursor>& after) {
   // The cursor carries created_at in exact microseconds (extract returns
   // numeric), so the next page starts exactly after the last row shown.
   static const statement q{
@@ -23,11 +23,15 @@ json_page admin_list_movements(pqxx::transaction_base& tx, const std::string& st
       " (extract(epoch FROM r.created_at) * 1000000)::bigint, r.id"
       " FROM movement_requests r"
       " WHERE ($1 = '' OR r.request_state = $1) AND ($2 = '' OR r.template_key = $2)"
+      "   AND (NULLIF($6, '') IS NULL OR r.created_at >= NULLIF($6, '')::timestamptz)"
+      "   AND (NULLIF($7, '') IS NULL OR r.created_at < NULLIF($7, '')::timestamptz)"
       "   AND ($3::bigint IS NULL OR (r.created_at, r.id) <"
       "        (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::uuid))"
       " ORDER BY r.created_at DESC, r.id DESC LIMIT $5"};
   auto k = keyset_of(after);
-  return page_of(exec(tx, q, state, template_key, k.micros(), k.id(), limit + 1), limit);
+  return page_of(
+      exec(tx, q, state, template_key, k.micros(), k.id(), limit + 1, created.from, created.to),
+      limit);
 }
 
 std::optional<std::string> admin_movement_json(pqxx::transaction_base& tx, const std::string& id) {

@@ -13,13 +13,20 @@
 
 namespace mg::db {
 
+/// A created_at window: from inclusive, to exclusive; each an ISO 8601 time
+/// PostgreSQL reads as timestamptz, "" = unbounded.
+struct created_range {
+  std::string from;
+  std::string to;
+};
+
 /// Newest first, keyset on (created_at, id). `state` / `template_key` ""
 /// = any. Each item: id, template_key, template_version, request_state,
 /// approval_status, intent, created_by, created_at, updated_at, node_count
 /// and node_states ({state: count}).
 json_page admin_list_movements(pqxx::transaction_base& tx, const std::string& state,
-                               const std::string& template_key, int limit,
-                               const std::optional<domain::list_cursor>& after);
+                               const std::string& template_key, const created_range& created,
+                               int limit, const std::optional<domain::list_cursor>& after);
 
 /// Most events a movement's detail carries (the newest ones).
 constexpr int admin_event_limit = 500;

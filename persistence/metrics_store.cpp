@@ -7,6 +7,8 @@ namespace mg::db {
 namespace {
 
 // Counts and ages in one round trip: (kind, label, label2, value) rows.
+// The two ages walk their partial indexes (nodes_dispatch_ready,
+// callback_outbox_pending) in order and stop after $2 rows.
 const statement counts_query{
     "mg_metrics_counts",
     "SELECT 'request', request_state, '', count(*)::float8 FROM movement_requests"
@@ -19,9 +21,26 @@ const statement counts_query{
     "  FROM movement_callback_outbox GROUP BY status"
     " UNION ALL SELECT 'audit_pending', '', '', count(*)::float8 FROM audit_outbox"
     "  WHERE promoted_at IS NULL"
-    " UNION ALL SELECT 'heartbeat', worker_name, runtime_node,"
-    "  greatest(extract(epoch FROM clock_timestamp() - last_heartbeat_at), 0)::float8"
-    "  FROM worker_heartbeats WHERE network_class = $1"};
+    " UNION ALL SELECT 'ready_age', '', '', coalesce(max(extract(epoch FROM"
+    "  clock_timestamp() - updated_at)), 0)::float8 FROM (SELECT updated_at"
+    "  FROM movement_request_nodes WHERE node_state = 'READY'"
+    "   AND action_type NOT LIKE 'manual\\_%' ORDER BY request_created_at, position"
+    "   LIMIT $2) ready"
+    " UNION ALL SELECT 'callback_lag', '', '', coalesce(max(extract(epoch FROM"
+    "  clock_timestamp() - created_at)), 0)::float8 FROM (SELECT created_at, next_attempt_at"
+    "  FROM movement_callback_outbox WHERE status = 'pending' ORDER BY created_at"
+    "   LIMIT $2) pending WHERE coalesce(next_attempt_at, created_at) <= clock_timestamp()"
+    " UNION ALL SELECT 'cluster', CASE WHEN last_seen_at >= clock_timestamp()"
+    "  - make_interval(secs => $1) THEN 'live' ELSE 'expired' END, '', count(*)::float8"
+    "  FROM cluster_nodes GROUP BY 2"};
+
+// One row per worker of this network class.
+const statement heartbeats_query{
+    "mg_metrics_heartbeats",
+    "SELECT worker_name, runtime_node, worker_group,"
+    "  greatest(extract(epoch FROM clock_timestamp() - last_heartbeat_at), 0)::float8,"
+    "  consecutive_errors::float8"
+    " FROM worker_heartbeats WHERE network_class = $1"};
 
 // Latencies from the events of requests created in the last hour (an
 // indexed range; an approval later than that is not sampled), over the
@@ -57,10 +76,11 @@ std::optional<double> opt_double(const pqxx::field& f) {
 
 } // namespace
 
-metrics_snapshot read_metrics(pqxx::connection& c, const std::string& network_class) {
+metrics_snapshot read_metrics(pqxx::connection& c, const std::string& network_class,
+                              double lease_seconds) {
   metrics_snapshot m;
   pqxx::read_transaction tx(c);
-  for (const auto& row : exec(tx, counts_query, network_class)) {
+  for (const auto& row : exec(tx, counts_query, lease_seconds, age_scan_rows)) {
     const std::string kind = row[0].c_str();
     const std::string label = str(row[1]);
     const double value = row[3].as<double>();
@@ -74,9 +94,16 @@ metrics_snapshot read_metrics(pqxx::connection& c, const std::string& network_cl
       m.callback_attempts_by_status.push_back({label, value});
     else if (kind == "audit_pending")
       m.audit_outbox_pending = value;
-    else if (kind == "heartbeat")
-      m.heartbeats.push_back({label, str(row[2]), value});
+    else if (kind == "ready_age")
+      m.oldest_ready_age_seconds = value;
+    else if (kind == "callback_lag")
+      m.callback_lag_seconds = value;
+    else if (kind == "cluster")
+      (label == "live" ? m.cluster_members_live : m.cluster_members_expired) = value;
   }
+  for (const auto& row : exec(tx, heartbeats_query, network_class))
+    m.heartbeats.push_back(
+        {str(row[0]), str(row[1]), str(row[2]), row[3].as<double>(), row[4].as<double>()});
   for (const auto& row : exec(tx, latency_query, latency_window_seconds)) {
     latency_quantiles q{opt_double(row[1]), opt_double(row[2]), row[3].as<long>()};
     (std::string(row[0].c_str()) == "dispatch" ? m.dispatch : m.observe) = q;

@@ -17,7 +17,9 @@ struct labelled_value {
 struct heartbeat_age {
   std::string worker;
   std::string runtime_node;
+  std::string group; // worker_heartbeats.worker_group: core or sidecar
   double age_seconds = 0;
+  double consecutive_errors = 0;
 };
 
 /// p50/p95 of a latency over a recent window, with how many samples it saw.
@@ -34,14 +36,28 @@ struct metrics_snapshot {
   std::vector<labelled_value> callback_attempts_by_status;
   double audit_outbox_pending = 0;
   std::vector<heartbeat_age> heartbeats; // this network class's workers
-  latency_quantiles dispatch;            // request_approved → its first SUBMITTING
-  latency_quantiles observe;             // a node's SUBMITTED → COMPLETED
+  // Oldest time in READY of the dispatchable READY nodes the FIFO head
+  // holds (the first `age_scan_rows` in claim order), 0 when none.
+  double oldest_ready_age_seconds = 0;
+  // Age of the oldest pending callback that is due now (the first
+  // `age_scan_rows` pending rows by age), 0 when none is due.
+  double callback_lag_seconds = 0;
+  double cluster_members_live = 0;
+  double cluster_members_expired = 0; // lease expired, not yet taken over
+  latency_quantiles dispatch;         // request_approved → its first SUBMITTING
+  latency_quantiles observe;          // a node's SUBMITTED → COMPLETED
 };
 
 /// Seconds of history the latency quantiles cover.
 constexpr int latency_window_seconds = 300;
 
-/// Reads the snapshot (read-only; throws on database errors).
-metrics_snapshot read_metrics(pqxx::connection& c, const std::string& network_class);
+/// Rows the age gauges look at per scrape, walked in index order, so a
+/// scrape stays bounded however deep the backlog is.
+constexpr int age_scan_rows = 1000;
+
+/// Reads the snapshot (read-only; throws on database errors). A cluster
+/// member whose row is older than `lease_seconds` counts as expired.
+metrics_snapshot read_metrics(pqxx::connection& c, const std::string& network_class,
+                              double lease_seconds);
 
 } // namespace mg::db

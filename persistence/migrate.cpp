@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "config/shipped_files.hpp"
 #include "persistence/db.hpp"
 
 namespace mg::db {
@@ -40,9 +41,12 @@ std::vector<migration> load_migrations(const std::string& dir) {
   return out;
 }
 
+std::string migrations_dir() {
+  return config::shipped_dir("MG_MIGRATIONS_DIR", "migrations", MG_MIGRATIONS_DIR);
+}
+
 std::vector<migration> bundled_migrations() {
-  const char* dir = std::getenv("MG_MIGRATIONS_DIR");
-  return load_migrations(dir ? dir : MG_MIGRATIONS_DIR);
+  return load_migrations(migrations_dir());
 }
 
 int migrate(const std::string& database_url, const std::vector<migration>& migrations,

@@ -22,7 +22,11 @@ std::vector<migration> load_migrations(const std::string& dir);
 int migrate(const std::string& database_url, const std::vector<migration>& migrations,
             const std::function<void(const std::string&)>& progress = {});
 
-/// The migrations shipped with this build.
+/// Where the shipped migrations are: MG_MIGRATIONS_DIR, else an installed
+/// package's share/movegate/migrations, else the source tree's.
+std::string migrations_dir();
+
+/// The migrations in migrations_dir().
 std::vector<migration> bundled_migrations();
 
 } // namespace mg::db

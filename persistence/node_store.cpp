@@ -23,6 +23,16 @@ constexpr const char* node_columns =
     " r.request_state, r.template_key, r.template_version, r.compiled_plan_hash,"
     " r.intent::text, r.input_params::text, n.prepare_errors, r.callback_url IS NOT NULL";
 
+// The dispatch claim also reads the latest predecessor's last change (its
+// COMPLETED, for a READY node) for the hop metric: a few primary-key
+// lookups, no scan.
+const std::string dispatch_columns =
+    std::string(node_columns) +
+    ", COALESCE((SELECT extract(epoch FROM clock_timestamp() - max(p.updated_at))"
+    "  FROM template_edges te JOIN movement_request_nodes p ON p.request_id = n.request_id"
+    "   AND p.node_key = te.from_key WHERE te.template_key = r.template_key"
+    "   AND te.version = r.template_version AND te.to_key = n.node_key)::float8, -1)";
+
 claimed_node to_claimed(const pqxx::row& r) {
   claimed_node n;
   n.id = r[0].c_str();
@@ -50,6 +60,8 @@ claimed_node to_claimed(const pqxx::row& r) {
   n.input_params = r[22].c_str();
   n.prepare_errors = r[23].as<int>();
   n.has_callback = r[24].as<bool>();
+  if (r.size() > 25)
+    n.seconds_since_predecessors = r[25].as<double>();
   return n;
 }
 
@@ -117,7 +129,7 @@ std::optional<claimed_node> claim_for_dispatch(pqxx::transaction_base& tx, const
                                                claim_scope scope) {
   static const statement q{
       "mg_claim_dispatch",
-      std::string("SELECT ") + node_columns +
+      "SELECT " + dispatch_columns +
           " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
           " WHERE n.id = $1 AND n.node_state = 'READY' AND n.action_type NOT LIKE 'manual\\_%'"
           "   AND r.request_state IN ('APPROVED', 'EXECUTING') AND r.network_class = $2"

@@ -41,6 +41,9 @@ struct claimed_node {
   // The request has a callback_url (read with the node; it never changes).
   // Unset for a node built by hand: its events then keep the outbox part.
   std::optional<bool> has_callback;
+  // Seconds since the latest predecessor last changed (read by the dispatch
+  // claim only); -1: no predecessor, or not read.
+  double seconds_since_predecessors = -1;
 };
 
 /// A node with its request fields, read without any lock (tests, inspection).

@@ -12,11 +12,14 @@ packages=(
   libboost-test-dev libssl-dev libcrypto++-dev libsecp256k1-dev
   postgresql postgresql-contrib
   clang-format python3 curl
+  python3-venv python3-pip python3-setuptools # clients/python: its offline `pip install` test
   openssl # the cluster TLS tests make a throwaway CA and certificates with it
   chromium # the admin page's browser test (driven by playwright-core, never a downloaded browser)
   prometheus # promtool: the metrics test checks the live /metrics output
   gdb # a hung test process prints every thread's stack before it aborts (tests/support/hang_watchdog)
   clang libfuzzer-14-dev # scripts/fuzz.sh: the libFuzzer targets of tests/fuzz (ASan + UBSan)
+  lintian # the Debian package test lints the .deb of scripts/package.sh
+  dpkg-dev # dpkg-shlibdeps: that package's Depends
 )
 
 # npm packages of the JS-driven tests and the local chain (tests/js/package.json,

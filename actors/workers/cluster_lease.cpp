@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "actors/metrics.hpp"
 #include "config/log.hpp"
 #include "persistence/cluster_store.hpp"
 
@@ -17,9 +18,18 @@ bool renew(pqxx::connection& c, const std::string& me) {
   return renewed;
 }
 
+/// Dead processes this one took over (alerts: a cluster member was lost,
+/// even when its row was gone before any scrape saw it expired).
+metrics::counter& takeovers() {
+  static auto& c = metrics::registry::global().get_counter(
+      "movegate_cluster_takeovers_total", "Dead cluster members this process took over.");
+  return c;
+}
+
 /// One dead process per transaction, until none is left.
 void take_over_dead_nodes(pqxx::connection& c, const engine& e, pass_result& out) {
   auto& s = e.settings;
+  auto& taken_over = takeovers();
   for (;;) {
     pqxx::work tx(c);
     auto taken = db::take_over_one_dead_node(tx, s.runtime_node, s.cluster_lease_seconds,
@@ -28,6 +38,7 @@ void take_over_dead_nodes(pqxx::connection& c, const engine& e, pass_result& out
     if (!taken)
       return;
     ++out.processed;
+    taken_over.inc();
     log::warn("took over a dead runtime node", {{"dead_node", taken->dead_node},
                                                 {"sent_to_recovery", taken->sent_to_recovery},
                                                 {"refenced", taken->refenced}});

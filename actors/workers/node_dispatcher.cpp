@@ -4,6 +4,7 @@
 #include <chrono>
 #include <thread>
 
+#include "actors/metrics.hpp"
 #include "actors/workers/cctp_caller_check.hpp"
 #include "actors/workers/node_result.hpp"
 #include "actors/workers/step_proof.hpp"
@@ -36,6 +37,8 @@ struct ready_to_submit {
   domain::prepared_action action;
   std::optional<domain::sign_result> signature;
   domain::executor* executor = nullptr;
+  // When the latest predecessor settled (steady clock), for the hop metric.
+  std::optional<std::chrono::steady_clock::time_point> predecessors_done;
 };
 
 /// Ends the claim with a transition other than SUBMITTING (FAILED, or
@@ -194,6 +197,7 @@ struct claim_end {
 /// The claim transaction: everything up to the SUBMITTING commit.
 claim_end run_claim(pqxx::work& tx, db::claimed_node n, const engine& e, db::event_batch& events,
                     pass_result& out) {
+  const auto claimed_at = std::chrono::steady_clock::now();
   mark_executing(tx, n, events);
   auto fail = [&](const std::string& code, const std::string& detail) {
     settle_in_claim(tx, n, node_state::failed, code, detail, events, out);
@@ -213,7 +217,11 @@ claim_end run_claim(pqxx::work& tx, db::claimed_node n, const engine& e, db::eve
     return fail("EXECUTOR_NOT_FOUND", "no executor '" + n.executor_key + "'");
 
   n.node_state = "PREPARING"; // lives only inside this transaction
-  ready_to_submit r{n, std::move(built.ctx), {}, std::nullopt, executor};
+  ready_to_submit r{n, std::move(built.ctx), {}, std::nullopt, executor, std::nullopt};
+  if (n.seconds_since_predecessors >= 0)
+    r.predecessors_done =
+        claimed_at - std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(n.seconds_since_predecessors));
   auto how = run_preflight(tx, n, *stored, r, e, events, out);
   if (how == pre_submit::go_on)
     how = run_prepare(tx, n, r, e, events, out);
@@ -397,10 +405,34 @@ std::optional<ready_to_submit> claim_and_prepare(db::connection_slot& conn, cons
   }
 }
 
+/// The hop (the bench's definition, as the engine sees it): the latest
+/// predecessor settled → its successor's submit accepted. Observed once per
+/// accepted submit, so a scrape costs nothing for it.
+metrics::histogram& hop_histogram() {
+  static auto& h = metrics::registry::global().get_histogram(
+      "movegate_hop_latency_seconds",
+      "Latest predecessor settled to the successor's submit accepted.",
+      metrics::duration_buckets());
+  return h;
+}
+
+void record_hop(const ready_to_submit& r, const domain::step_result& s) {
+  if (!r.predecessors_done || !s.next_state)
+    return;
+  auto next = *s.next_state;
+  if (next != node_state::submitted && next != node_state::observing &&
+      next != node_state::completed)
+    return;
+  hop_histogram().observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - *r.predecessors_done)
+          .count());
+}
+
 } // namespace
 
 pass_result dispatch_pass(db::connection_slot& conn, const engine& e, int lane) {
   pass_result out;
+  hop_histogram(); // exported (empty) before the first hop
   auto submit = claim_and_prepare(conn, e, lane, out);
   if (!submit)
     return out;
@@ -410,6 +442,7 @@ pass_result dispatch_pass(db::connection_slot& conn, const engine& e, int lane) 
     log::warn("submit refused: attempt was fenced by recovery", {{"node_id", submit->node.id}});
     return out;
   }
+  record_hop(*submit, result);
   commit_with_retry(conn, *submit, result, e, out);
   return out;
 }

@@ -2,6 +2,10 @@
 // The admin token lives in this tab's sessionStorage (and memory) and only
 // ever leaves as an `Authorization: Bearer` header of same-origin fetches:
 // never in a URL, never in a log line, never in the DOM after sign-in.
+// Actions (approve, reject, cancel, resume, retry, manual complete) are /v3
+// calls signed in the tab with the operator's API key (signing.js, memory
+// only) and sent through the admin listener's same-origin /relay: the
+// server checks signature, scopes and four-eyes exactly as on /v3.
 'use strict';
 
 (() => {
@@ -23,7 +27,7 @@
   let lastUpdate = 0;
   let serverOffsetMs = 0; // server clock − ours, from the Date header
   let view = null;
-  const ui = { selectedNode: null, openDetails: new Set(), dlqFlash: null, pages: 1 };
+  const ui = { selectedNode: null, openDetails: new Set(), dlqFlash: null, actionFlash: null };
 
   // --- small DOM helpers ------------------------------------------------------
 
@@ -131,19 +135,34 @@
   // --- the API -------------------------------------------------------------------
 
   class ApiError extends Error {
-    constructor(status, code, message) {
+    constructor(status, code, message, details, bearer) {
       super(message);
       this.status = status;
       this.code = code;
+      this.details = details || [];
+      this.bearer = bearer; // the admin listener refused the token itself
     }
   }
 
-  async function api(method, path) {
+  function api(method, path) {
+    return request(method, path, {}, undefined);
+  }
+
+  /// A /v3 call signed with the operator's API key, through the relay.
+  async function v3(method, path, bodyObject) {
+    const body = bodyObject === undefined ? '' : JSON.stringify(bodyObject);
+    const now = Math.floor((Date.now() + serverOffsetMs) / 1000);
+    const signed = await mgSigning.headers(method, path, body, now);
+    return request(method, '/relay' + path, { ...signed, 'Content-Type': 'application/json' }, body);
+  }
+
+  async function request(method, path, extraHeaders, payload) {
     let res;
     try {
       res = await fetch(path, {
         method,
-        headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' },
+        headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', ...extraHeaders },
+        body: payload || undefined,
         cache: 'no-store',
         credentials: 'omit',
         referrerPolicy: 'no-referrer',
@@ -161,20 +180,25 @@
     }
     if (!res.ok) {
       const err = (body && body.error) || {};
-      throw new ApiError(res.status, err.code || 'http_' + res.status, err.message || res.statusText);
+      const bearer = /^Bearer/i.test(res.headers.get('WWW-Authenticate') || '');
+      throw new ApiError(res.status, err.code || 'http_' + res.status, err.message || res.statusText,
+        err.details, bearer);
     }
     return body;
   }
 
+  // A signed call's own 401 (bad signature, unknown key) is the action's
+  // answer, not a reason to sign out: only the listener's Bearer refusal is.
   function isAuthError(e) {
-    return e instanceof ApiError && (e.status === 401 || (e.status === 403 && e.code === 'admin_disabled'));
+    return e instanceof ApiError && ((e.status === 401 && e.bearer) || (e.status === 403 && e.code === 'admin_disabled'));
   }
 
   function describe(e) {
     if (e instanceof ApiError) {
       if (e.status === 0) return 'The admin listener is unreachable.';
       if (e.status === 503) return `Service unavailable (503): ${e.message}`;
-      return `${e.status} ${e.code}: ${e.message}`;
+      const details = e.details.map((d) => `${d.field}: ${d.message}`).join('; ');
+      return `${e.status} ${e.code}: ${e.message}${details ? ` (${details})` : ''}`;
     }
     return String(e && e.message ? e.message : e);
   }
@@ -183,6 +207,7 @@
 
   function showLogin(message) {
     token = '';
+    mgSigning.forget();
     sessionStorage.removeItem(TOKEN_KEY);
     clearTimeout(timer);
     generation++;
@@ -301,20 +326,95 @@
   VIEWS.workers = () => {
     const tree = h('div');
     const table = h('div');
+    const charts = h('div', { id: 'worker-charts' });
     const root = h('div', {},
       h('h1', { text: 'Workers' }),
+      h('div', { class: 'card' }, h('h2', { text: 'Items processed, last 5 minutes' }),
+        h('p', { class: 'muted small', text: `Per worker and process, in ${CHART_BUCKET_S} s buckets, from the heartbeats this tab has read since it opened.` }), charts),
       h('div', { class: 'card' }, h('h2', { text: 'Supervision tree' }), tree),
       h('div', { class: 'card' }, h('h2', { text: 'Heartbeats' }), table));
     return {
       root,
       async load(current) {
         const data = await api('GET', '/admin/workers');
+        recordHeartbeats(data.heartbeats);
         if (!current()) return;
+        renderCharts(charts);
         renderTree(tree, data.supervision || [], data.heartbeats);
         renderHeartbeats(table, data.heartbeats);
       },
+      samplesWorkers: true,
     };
   };
+
+  // --- live charts: items processed per worker -------------------------------------------------
+
+  const CHART_WINDOW_MS = 5 * 60 * 1000;
+  const CHART_BUCKET_S = 15;
+  const SAMPLE_EVERY_MS = 10000; // background sampling while another view shows
+  const workerHistory = new Map(); // "worker@node/class" → [{t, items}]
+  let lastSample = 0;
+
+  function recordHeartbeats(heartbeats) {
+    if (!Array.isArray(heartbeats)) return;
+    const t = Date.now();
+    lastSample = t;
+    for (const hb of heartbeats) {
+      const key = `${hb.worker_name}@${hb.runtime_node}/${hb.network_class}`;
+      if (!workerHistory.has(key)) workerHistory.set(key, { worker: hb.worker_name, node: hb.runtime_node, samples: [] });
+      const samples = workerHistory.get(key).samples;
+      samples.push({ t, items: Number(hb.items_processed) || 0 });
+      while (samples.length > 2 && samples[1].t < t - CHART_WINDOW_MS) samples.shift();
+    }
+  }
+
+  /// Items per bucket over the window: each rise of the counter between two
+  /// samples counts in the later sample's bucket (a restart's reset is 0).
+  function bucketed(samples, now) {
+    const n = Math.round(CHART_WINDOW_MS / (CHART_BUCKET_S * 1000));
+    const buckets = new Array(n).fill(0);
+    for (let i = 1; i < samples.length; i++) {
+      const age = now - samples[i].t;
+      const b = n - 1 - Math.floor(age / (CHART_BUCKET_S * 1000));
+      if (b < 0 || b >= n) continue;
+      buckets[b] += Math.max(0, samples[i].items - samples[i - 1].items);
+    }
+    return buckets;
+  }
+
+  function renderCharts(el) {
+    if (!workerHistory.size) {
+      replace(el, empty('No heartbeats read yet.'));
+      return;
+    }
+    const now = Date.now();
+    const rows = [...workerHistory.entries()].map(([key, w]) => {
+      const buckets = bucketed(w.samples, now);
+      return { key, w, buckets, total: buckets.reduce((a, b) => a + b, 0) };
+    }).sort((a, b) => b.total - a.total || a.key.localeCompare(b.key));
+    const CW = 200, CH = 44, BAR = CW / rows[0].buckets.length;
+    replace(el, h('div', { class: 'charts' }, rows.map(({ key, w, buckets, total }) => {
+      const max = Math.max(1, ...buckets);
+      const svg = s('svg', { class: 'spark', width: CW, height: CH, viewBox: `0 0 ${CW} ${CH}`, role: 'img', 'aria-label': `${w.worker} items per ${CHART_BUCKET_S} s` },
+        s('line', { class: 'base', x1: 0, y1: CH - 0.5, x2: CW, y2: CH - 0.5 }),
+        buckets.map((v, i) => {
+          const bh = v ? Math.max(2, ((CH - 4) * v) / max) : 0;
+          return s('rect', { class: 'bar', 'data-items': v, x: i * BAR + 0.5, y: CH - bh, width: Math.max(1, BAR - 1), height: bh },
+            s('title', { text: `${v} item${v === 1 ? '' : 's'}` }));
+        }));
+      return h('figure', { class: 'chart', 'data-worker-chart': w.worker, 'data-total': total, title: key },
+        h('figcaption', {}, h('span', { class: 'mono', text: w.worker }), h('span', { class: 'muted small', text: ` ${total} in 5 min` })),
+        svg,
+        h('div', { class: 'muted small mono', text: truncate(w.node, 30) }));
+    })));
+  }
+
+  // While another view shows, keep the charts' history going (cheaply).
+  function backgroundSample() {
+    if (!token || document.visibilityState !== 'visible' || (view && view.samplesWorkers)) return;
+    if (Date.now() - lastSample < SAMPLE_EVERY_MS) return;
+    api('GET', '/admin/workers').then((d) => recordHeartbeats(d.heartbeats), () => {});
+  }
 
   function freshestHeartbeat(heartbeats, name) {
     let best = null;
@@ -418,48 +518,90 @@
 
   const seenTemplates = new Set();
 
+  const PAGE_SIZES = [10, 25, 50, 100, 200];
+
+  // datetime-local inputs are in the browser's zone; the hash and the
+  // server get UTC ISO times.
+  function localInputValue(iso) {
+    const t = Date.parse(iso || '');
+    if (Number.isNaN(t)) return '';
+    const d = new Date(t - new Date(t).getTimezoneOffset() * 60000);
+    return d.toISOString().slice(0, 16);
+  }
+
+  function isoFromLocalInput(value) {
+    const t = Date.parse(value || '');
+    return Number.isNaN(t) ? '' : new Date(t).toISOString();
+  }
+
   VIEWS.movements = (r) => {
     const state = r.params.get('state') || '';
     const template = r.params.get('template') || '';
-    ui.pages = 1;
+    const from = r.params.get('from') || '';
+    const to = r.params.get('to') || '';
+    const limit = PAGE_SIZES.includes(Number(r.params.get('limit'))) ? Number(r.params.get('limit')) : 50;
+    // Keyset paging: cursors[i] opens page i ('' = the newest rows); the
+    // live refresh reloads the page on show, so rows never shift under it.
+    const cursors = [''];
     const stateSelect = h('select', { id: 'filter-state' },
       h('option', { value: '', text: 'any state' }),
       REQUEST_STATES.map((st) => h('option', { value: st, selected: st === state, text: st })));
     const templateInput = h('input', { id: 'filter-template', list: 'templates', placeholder: 'any template', value: template });
+    const fromInput = h('input', { id: 'filter-from', type: 'datetime-local', value: localInputValue(from) });
+    const toInput = h('input', { id: 'filter-to', type: 'datetime-local', value: localInputValue(to) });
+    const limitSelect = h('select', { id: 'filter-limit' },
+      PAGE_SIZES.map((n) => h('option', { value: n, selected: n === limit, text: `${n} per page` })));
     const datalist = h('datalist', { id: 'templates' });
     const apply = () => {
       const q = new URLSearchParams();
       if (stateSelect.value) q.set('state', stateSelect.value);
       if (templateInput.value.trim()) q.set('template', templateInput.value.trim());
+      if (isoFromLocalInput(fromInput.value)) q.set('from', isoFromLocalInput(fromInput.value));
+      if (isoFromLocalInput(toInput.value)) q.set('to', isoFromLocalInput(toInput.value));
+      if (Number(limitSelect.value) !== 50) q.set('limit', limitSelect.value);
       const qs = q.toString();
       location.hash = '#/movements' + (qs ? '?' + qs : '');
     };
     stateSelect.addEventListener('change', apply);
-    templateInput.addEventListener('change', apply);
-    const form = h('form', { class: 'filters', onsubmit: (e) => { e.preventDefault(); apply(); } },
+    limitSelect.addEventListener('change', apply);
+    const form = h('form', { class: 'filters', id: 'movement-filters', onsubmit: (e) => { e.preventDefault(); apply(); } },
       h('label', {}, 'State', stateSelect),
       h('label', {}, 'Template', templateInput, datalist),
-      h('button', { type: 'submit', class: 'small', text: 'Filter' }));
+      h('label', {}, 'Created from', fromInput),
+      h('label', {}, 'Created before', toInput),
+      h('label', {}, 'Page size', limitSelect),
+      h('button', { type: 'submit', id: 'filter-apply', class: 'small', text: 'Filter' }));
     const table = h('div');
-    const more = h('div');
+    const pager = h('div', { class: 'pager' });
     const root = h('div', {},
       h('h1', { text: 'Movements' }),
-      h('div', { class: 'card' }, form, legend(NODE_STATES.filter((x) => x !== 'SKIPPED')), table, more));
+      h('div', { class: 'card' }, form, legend(NODE_STATES.filter((x) => x !== 'SKIPPED')), table, pager));
+    const go = (page) => {
+      cursors.length = page + 1;
+      tick();
+    };
     return {
       root,
       async load(current) {
         const q = new URLSearchParams();
         if (state) q.set('state', state);
         if (template) q.set('template_key', template);
-        q.set('limit', String(Math.min(200, 50 * ui.pages)));
-        const page = await api('GET', '/admin/movements?' + q.toString());
+        if (from) q.set('created_from', from);
+        if (to) q.set('created_to', to);
+        q.set('limit', String(limit));
+        const page = cursors.length - 1;
+        if (cursors[page]) q.set('cursor', cursors[page]);
+        const data = await api('GET', '/admin/movements?' + q.toString());
         if (!current()) return;
-        for (const m of page.items) seenTemplates.add(m.template_key);
+        for (const m of data.items) seenTemplates.add(m.template_key);
         replace(datalist, [...seenTemplates].sort().map((t) => h('option', { value: t })));
-        renderMovementRows(table, page.items, state || template);
-        replace(more, page.next_cursor && ui.pages < 4
-          ? h('button', { class: 'small', type: 'button', text: 'Show more', onclick: () => { ui.pages++; tick(); } })
-          : '');
+        renderMovementRows(table, data.items, state || template || from || to);
+        replace(pager,
+          h('button', { class: 'small', type: 'button', id: 'page-first', disabled: page === 0, text: '« newest', onclick: () => go(0) }),
+          h('button', { class: 'small', type: 'button', id: 'page-prev', disabled: page === 0, text: '‹ newer', onclick: () => go(page - 1) }),
+          h('span', { id: 'page-number', class: 'muted small', 'data-page': page + 1, text: `page ${page + 1}` }),
+          h('button', { class: 'small', type: 'button', id: 'page-next', disabled: !data.next_cursor, text: 'older ›',
+            onclick: () => { cursors.push(data.next_cursor); tick(); } }));
       },
     };
   };
@@ -505,7 +647,9 @@
       ui.selectedNode = null;
     }
     const summary = h('div');
+    const actions = actionsPanel(id);
     const dag = h('div', { class: 'dag-wrap', id: 'dag' });
+    const timeline = h('div', { class: 'node-timeline-wrap', id: 'node-timeline' });
     const nodePanel = h('div');
     const nodes = h('div');
     const events = h('div');
@@ -513,7 +657,11 @@
       h('p', {}, h('a', { href: '#/movements', text: '← all movements' })),
       h('h1', {}, 'Movement ', h('span', { class: 'mono', text: id })),
       h('div', { class: 'card' }, summary),
-      h('div', { class: 'card' }, h('h2', { text: 'DAG' }), legend(NODE_STATES), dag, nodePanel),
+      actions.root,
+      h('div', { class: 'card' }, h('h2', { text: 'DAG' }), legend(NODE_STATES),
+        h('div', { class: 'dag-beside' }, dag,
+          h('div', {}, h('h3', { text: 'Time in each state' }), timeline)),
+        nodePanel),
       h('div', { class: 'card' }, h('h2', { text: 'Nodes' }), nodes),
       h('div', { class: 'card' }, h('h2', { text: 'Events' }), events));
     let lastData = null;
@@ -523,7 +671,9 @@
     };
     const render = (m) => {
       renderSummary(summary, m);
+      actions.render(m);
       renderDag(dag, m, select);
+      renderNodeTimeline(timeline, m);
       renderNodePanel(nodePanel, m);
       renderNodes(nodes, m, select);
       renderEvents(events, m);
@@ -538,6 +688,222 @@
       },
     };
   };
+
+  // --- actions (signed /v3 calls through the relay) -------------------------------------------
+
+  const RETRY_REQUEST_STATES = new Set(['EXECUTING', 'MANUAL_INTERVENTION', 'FAILED']);
+  const COMPLETE_REQUEST_STATES = new Set(['EXECUTING', 'WAITING_MANUAL_ACTION']);
+  const CANCEL_REQUEST_STATES = new Set(['PENDING_APPROVAL', 'APPROVED', 'EXECUTING', 'WAITING_MANUAL_ACTION']);
+
+  /// What the page offers for `m`; the server still decides (SPEC §5's
+  /// transition table), and its refusal is shown as it answered.
+  function offeredActions(m) {
+    const st = m.request_state;
+    const nodes = m.nodes || [];
+    const out = [];
+    if (st === 'PENDING_APPROVAL') out.push({ action: 'approve', label: 'Approve' }, { action: 'reject', label: 'Reject' });
+    if (CANCEL_REQUEST_STATES.has(st)) out.push({ action: 'cancel', label: 'Cancel' });
+    if (st === 'MANUAL_INTERVENTION' || st === 'WAITING_MANUAL_ACTION') out.push({ action: 'resume', label: 'Resume' });
+    if (RETRY_REQUEST_STATES.has(st))
+      for (const n of nodes.filter((x) => x.node_state === 'FAILED' || x.node_state === 'UNKNOWN'))
+        out.push({ action: 'retry', node: n.node_key, label: `Retry ${n.node_key}` });
+    if (COMPLETE_REQUEST_STATES.has(st))
+      for (const n of nodes.filter((x) => x.node_state === 'READY' && String(x.action_type).startsWith('manual_')))
+        out.push({ action: 'complete', node: n.node_key, label: `Complete ${n.node_key}` });
+    return out;
+  }
+
+  function actionCall(id, a, reason, refs) {
+    const base = `/v3/movements/${encodeURIComponent(id)}`;
+    if (a.action === 'retry') return ['POST', `${base}/retry`, { node_key: a.node }];
+    if (a.action === 'complete') return ['POST', `${base}/nodes/${encodeURIComponent(a.node)}/complete`, refs ? { provider_refs: refs } : {}];
+    if ((a.action === 'reject' || a.action === 'cancel') && reason) return ['POST', `${base}/${a.action}`, { reason }];
+    return ['POST', `${base}/${a.action}`, {}];
+  }
+
+  // Built once per view: the key form and text fields survive the refresh;
+  // only the buttons follow the movement's state.
+  function actionsPanel(id) {
+    const keyArea = h('div', { id: 'api-key' });
+    const buttons = h('div', { class: 'actions', id: 'actions' });
+    const flash = h('div', { id: 'action-flash' });
+    const reason = h('input', { id: 'action-reason', placeholder: 'reason (reject / cancel, optional)', maxlength: 500 });
+    const refs = h('textarea', { id: 'complete-refs', rows: 2, placeholder: 'provider_refs for a manual complete, JSON object (optional)', spellcheck: 'false' });
+    const fields = h('div', { class: 'action-fields' }, reason, refs);
+    const root = h('div', { class: 'card' }, h('h2', { text: 'Actions' }), keyArea, buttons, fields, flash);
+    let offeredKey = null;
+    let last = null;
+
+    const showFlash = () => {
+      const f = ui.actionFlash && ui.actionFlash.id === id ? ui.actionFlash : null;
+      replace(flash, f ? h('p', { id: 'action-result', class: f.ok ? 'ok' : 'inline-error', 'data-status': f.status, text: f.text }) : '');
+    };
+
+    const renderKey = () => {
+      if (mgSigning.keyId()) {
+        replace(keyArea, h('p', { class: 'small' }, 'Signing as ', h('strong', { id: 'api-key-current', class: 'mono', text: mgSigning.keyId() }),
+          h('span', { class: 'muted', text: ' (held in this tab\'s memory only) ' }),
+          h('button', { class: 'small secondary', type: 'button', id: 'api-key-forget', text: 'Forget key',
+            onclick: () => { mgSigning.forget(); renderKey(); renderButtons(true); } })));
+        return;
+      }
+      if (!mgSigning.available()) {
+        replace(keyArea, h('p', { class: 'inline-error', text: 'Actions need WebCrypto: open this page on localhost or over https.' }));
+        return;
+      }
+      const keyId = h('input', { id: 'api-key-id', placeholder: 'key id', autocomplete: 'off', spellcheck: 'false' });
+      const secret = h('input', { id: 'api-key-secret', type: 'password', placeholder: 'secret', autocomplete: 'off' });
+      const form = h('form', { class: 'filters', id: 'api-key-form', autocomplete: 'off' },
+        h('label', {}, 'API key id', keyId), h('label', {}, 'Secret', secret),
+        h('button', { type: 'submit', class: 'small', id: 'api-key-use', text: 'Use key' }));
+      form.addEventListener('submit', async (e) => {
+        e.preventDefault(); // never a form submission: the secret must not reach a URL
+        const k = keyId.value.trim();
+        const sec = secret.value;
+        secret.value = '';
+        if (!k || !sec) return;
+        try {
+          await mgSigning.setKey(k, sec);
+        } catch (err) {
+          ui.actionFlash = { id, ok: false, status: 0, text: describe(err) };
+          showFlash();
+          return;
+        }
+        renderKey();
+        renderButtons(true);
+      });
+      replace(keyArea, h('p', { class: 'muted small', text: 'Actions are /v3 calls signed in this tab (HMAC, SPEC §5) with an API key you paste here. The key stays in this tab\'s memory only; reloading the page forgets it. The server checks scopes and four-eyes as on /v3.' }), form);
+    };
+
+    const act = async (a, button) => {
+      let parsedRefs = null;
+      if (a.action === 'complete' && refs.value.trim()) {
+        try {
+          parsedRefs = JSON.parse(refs.value);
+        } catch (e) {
+          ui.actionFlash = { id, ok: false, status: 0, text: 'provider_refs is not JSON.' };
+          showFlash();
+          return;
+        }
+      }
+      for (const b of buttons.querySelectorAll('button')) b.disabled = true;
+      const [method, path, body] = actionCall(id, a, reason.value.trim(), parsedRefs);
+      try {
+        const answer = await v3(method, path, body);
+        ui.actionFlash = { id, ok: true, status: 200, text: `${a.label}: done, the movement is now ${answer && answer.request_state ? answer.request_state : 'updated'}.` };
+      } catch (e) {
+        if (isAuthError(e)) { showLogin(describe(e)); return; }
+        ui.actionFlash = { id, ok: false, status: e.status || 0, text: `${a.label} refused: ${describe(e)}` };
+      }
+      showFlash();
+      renderButtons(true);
+      tick();
+    };
+
+    const renderButtons = (force) => {
+      const offered = last ? offeredActions(last) : [];
+      const signature = JSON.stringify([mgSigning.keyId(), offered]);
+      if (!force && signature === offeredKey) return;
+      offeredKey = signature;
+      if (!offered.length) {
+        replace(buttons, h('p', { class: 'muted small', text: `No action applies to a ${last ? last.request_state : ''} movement.` }));
+        return;
+      }
+      replace(buttons, offered.map((a) => {
+        const b = h('button', { type: 'button', class: `small action-${a.action}`, 'data-action': a.action,
+          'data-node': a.node, disabled: !mgSigning.keyId(), title: mgSigning.keyId() ? '' : 'paste an API key first', text: a.label });
+        b.addEventListener('click', () => act(a, b));
+        return b;
+      }));
+    };
+
+    renderKey();
+    showFlash();
+    return {
+      root,
+      render(m) {
+        last = m;
+        renderButtons(false);
+      },
+    };
+  }
+
+  // --- per-node timeline (from the events) ---------------------------------------------------------
+
+  const TERMINAL_NODE_STATES = new Set(['COMPLETED', 'FAILED', 'SKIPPED', 'CANCELLED']);
+
+  /// Each node's states over time: [{state, from, to}] in ms, from
+  /// node_state_changed events; every node starts BLOCKED at creation. The
+  /// last state of a node still moving runs until now.
+  function nodeSegments(m) {
+    const now = Date.now() + serverOffsetMs;
+    const start = parseTime(m.created_at);
+    const open = new Map();
+    const segments = new Map();
+    for (const d of (m.dag && m.dag.nodes) || m.nodes || []) {
+      open.set(d.node_key, { state: 'BLOCKED', from: start });
+      segments.set(d.node_key, []);
+    }
+    for (const e of m.events || []) {
+      const next = e.payload && e.payload.node_state;
+      if (e.event_type !== 'node_state_changed' || !e.node_key || !next || !segments.has(e.node_key)) continue;
+      const at = parseTime(e.occurred_at);
+      const cur = open.get(e.node_key);
+      if (cur.state === next) continue;
+      segments.get(e.node_key).push({ state: cur.state, from: cur.from, to: Math.max(cur.from, at) });
+      open.set(e.node_key, { state: next, from: Math.max(cur.from, at) });
+    }
+    let end = start;
+    for (const [key, cur] of open) {
+      const ends = TERMINAL_NODE_STATES.has(cur.state) ? cur.from : Math.max(cur.from, now);
+      segments.get(key).push({ state: cur.state, from: cur.from, to: ends, last: true });
+      end = Math.max(end, ends);
+    }
+    return { segments, start, end };
+  }
+
+  function fmtDuration(ms) {
+    if (ms < 1000) return `${Math.round(ms)} ms`;
+    if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`;
+    if (ms < 3600000) return `${Math.floor(ms / 60000)} min ${Math.round((ms % 60000) / 1000)} s`;
+    return `${(ms / 3600000).toFixed(1)} h`;
+  }
+
+  function renderNodeTimeline(el, m) {
+    const { segments, start, end } = nodeSegments(m);
+    if (!segments.size) {
+      replace(el, empty('No nodes.'));
+      return;
+    }
+    const LABEL = 110, W = 420, ROW = 22, PAD = 4;
+    const span = Math.max(1, end - start);
+    const x = (t) => LABEL + ((t - start) / span) * W;
+    const height = PAD * 2 + segments.size * ROW + 16;
+    const svg = s('svg', { class: 'node-timeline', width: LABEL + W + 8, height, viewBox: `0 0 ${LABEL + W + 8} ${height}`, role: 'img', 'aria-label': 'time each node spent in each state' });
+    const rows = [];
+    [...segments.entries()].forEach(([key, segs], i) => {
+      const y = PAD + i * ROW;
+      const g = s('g', { class: 'tl-row', 'data-node-key': key }, s('text', { class: 'tl-label', x: 0, y: y + 15, text: truncate(key, 16) }));
+      const totals = new Map();
+      for (const seg of segs) {
+        const ms = seg.to - seg.from;
+        if (!(seg.last && TERMINAL_NODE_STATES.has(seg.state))) totals.set(seg.state, (totals.get(seg.state) || 0) + ms);
+        const w = Math.max(seg.last && TERMINAL_NODE_STATES.has(seg.state) ? 3 : 1, x(seg.to) - x(seg.from));
+        g.append(s('rect', { class: `tl-seg s-${seg.state}`, 'data-state': seg.state, 'data-ms': Math.round(ms), x: x(seg.from), y: y + 3, width: w, height: ROW - 6, rx: 2 },
+          s('title', { text: `${key}: ${seg.state}${seg.last && TERMINAL_NODE_STATES.has(seg.state) ? '' : ' for ' + fmtDuration(ms)}` })));
+      }
+      svg.append(g);
+      rows.push(h('tr', { 'data-node-key': key },
+        h('td', { class: 'mono', text: key }),
+        h('td', {}, [...totals.entries()].map(([st, ms]) => h('span', { class: `tl-chip s-${st}`, 'data-state': st, 'data-ms': Math.round(ms) },
+          h('i', { class: 'swatch' }), `${st} ${fmtDuration(ms)}`)))));
+    });
+    svg.append(s('text', { class: 'tl-axis', x: LABEL, y: height - 3, text: '0' }),
+      s('text', { class: 'tl-axis', x: LABEL + W, y: height - 3, 'text-anchor': 'end', text: fmtDuration(span) }));
+    replace(el, svg,
+      m.events_truncated ? h('p', { class: 'muted small', text: 'From the newest events only: older changes are not shown.' }) : '',
+      h('table', { id: 'node-timeline-table', class: 'compact' }, h('tbody', {}, rows)));
+  }
 
   function renderSummary(el, m) {
     const intent = m.intent || {};
@@ -787,6 +1153,7 @@
     document.addEventListener('visibilitychange', () => {
       if (document.visibilityState === 'visible' && token) tick();
     });
+    setInterval(backgroundSample, SAMPLE_EVERY_MS / 2);
     if (token) startSession(); else showLogin('');
   });
 })();

@@ -40,7 +40,10 @@ struct views_fixture : test::db_fixture {
     for (auto& r : routes)
       if (r.pattern == pattern) {
         BOOST_TEST(r.needs_token);
-        return r.handle({std::move(params), std::move(query), ""});
+        http::admin_request req;
+        req.params = std::move(params);
+        req.query = std::move(query);
+        return r.handle(req);
       }
     BOOST_FAIL("no route " + pattern);
     return {};
@@ -111,6 +114,34 @@ BOOST_FIXTURE_TEST_CASE(list_filters_by_state_and_template_and_pages_newest_firs
   BOOST_TEST(reply.status == 200);
   BOOST_TEST(reply.headers.size() == 1);
   BOOST_TEST(reply.headers[0].first == "Cache-Control");
+}
+
+BOOST_FIXTURE_TEST_CASE(list_filters_by_created_range_and_pages_within_it, views_fixture) {
+  std::vector<std::string> ids{create("v_chain"), create("v_chain"), create("v_chain"),
+                               create("v_chain")};
+  // Spread the creation times an hour apart: ids[i] at 10:00 + i h.
+  for (size_t i = 0; i < ids.size(); ++i)
+    exec("UPDATE movement_requests SET created_at = timestamptz '2030-01-01T10:00:00Z' + " +
+         std::to_string(i) + " * interval '1 hour' WHERE id = '" + ids[i] + "'");
+  int pages = 0;
+  // From inclusive, to exclusive, zones honoured.
+  auto middle = walk({{"created_from", "2030-01-01T11:00:00Z"},
+                      {"created_to", "2030-01-01T14:00:00+01:00"},
+                      {"limit", "1"}},
+                     pages);
+  BOOST_TEST(middle == (std::vector<std::string>{ids[2], ids[1]}),
+             boost::test_tools::per_element());
+  BOOST_TEST(pages == 2);
+  auto from_only = walk({{"created_from", "2030-01-01T12:00:00.000Z"}}, pages);
+  BOOST_TEST(from_only == (std::vector<std::string>{ids[3], ids[2]}),
+             boost::test_tools::per_element());
+
+  auto bad = call("/admin/movements", {},
+                  {{"created_from", "2030-01-01"}, {"created_to", "2030-01-01T10:00:00Z; DROP"}});
+  BOOST_TEST(bad.status == 400);
+  BOOST_TEST(error_fields(body(bad)) == "created_from;created_to;");
+  // Well-formed but not a time: PostgreSQL refuses it, the answer is 400.
+  BOOST_TEST(call("/admin/movements", {}, {{"created_to", "2030-13-45T10:00:00Z"}}).status == 400);
 }
 
 BOOST_FIXTURE_TEST_CASE(list_refuses_bad_parameters_listing_each, views_fixture) {

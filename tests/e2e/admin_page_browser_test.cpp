@@ -4,13 +4,18 @@
 // playwright-core (sign-in, the DAG turning COMPLETED, redeliver). Its
 // screenshots land in <build>/artifacts/admin-page-*.png. The token must
 // appear in no URL the page requested and nowhere in the serve log.
+// tests/js/admin_actions_browser.js drives the page's signed actions (through
+// the admin listener's /relay), the list's filters and keyset pages, the
+// per-node timeline and the workers' charts (<build>/artifacts/admin-actions-*.png).
 #include <boost/test/unit_test.hpp>
 
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "build_paths.hpp"
+#include "domain/api_auth.hpp"
 #include "tests/e2e/ops_serve_fixture.hpp"
 
 using namespace mg;
@@ -66,6 +71,11 @@ struct browser_fixture : ops_fixture {
         " WHERE e.request_id = '" +
         request_id + "' AND e.event_type = 'request_created' RETURNING id");
   }
+};
+
+/// Adds the key whose approval of its own movement four-eyes refuses.
+struct actions_fixture : browser_fixture {
+  actions_fixture() { keys.push_back(creator_approver); }
 };
 
 /// The JSON after "RESULT " in the script's output ("" when absent).
@@ -146,6 +156,69 @@ BOOST_FIXTURE_TEST_CASE(page_loads_without_token_with_content_type_csp_and_no_st
   BOOST_TEST(admin.get("/admin/movements", anonymous).status == 401);
   BOOST_TEST(admin.get("/admin/cluster", anonymous).status == 401);
   BOOST_TEST(admin_get("/admin/movements").status == 200);
+}
+
+BOOST_FIXTURE_TEST_CASE(browser_acts_signed_pages_the_list_and_shows_timeline_and_charts,
+                        actions_fixture) {
+  start("e2e", {{"MG_LOG_LEVEL", "debug"}});
+  auto self_created = client(creator_approver)
+                          .post("/v3/movements",
+                                R"({"template_key": "ops_chain", "intent": {"asset": "USDC",
+        "amount": "7"}, "idempotency_key": "page-actions-self"})");
+  BOOST_REQUIRE_MESSAGE(self_created.status == 201, self_created.body);
+  const std::string self_id = field(self_created.body, "id");
+  const std::string cancel_id = create("page-actions-cancel");
+  const int pending = 12; // two pages of 10
+  for (int i = 2; i < pending; ++i)
+    create("page-actions-" + std::to_string(i));
+
+  const std::string artifacts = std::string(MG_BINARY_DIR) + "/artifacts";
+  // The page's canonical query must be the server's, byte for byte: '+',
+  // repeats, lower-case and malformed escapes, UTF-8, empty pieces.
+  const std::string query_sample = "b=2&a=x+y&a=%7e%e2%82%ac&c&&d=%zz&a=%41=";
+  const std::map<std::string, std::string> script_env{
+      {"MG_ADMIN_URL", "http://127.0.0.1:" + std::to_string(admin_port)},
+      {"MG_ADMIN_TOKEN", admin_token},
+      {"MG_TEMPLATE_KEY", "ops_chain"},
+      {"MG_PENDING_COUNT", std::to_string(pending)},
+      {"MG_SELF_ID", self_id},
+      {"MG_CANCEL_ID", cancel_id},
+      {"MG_SELF_KEY", creator_approver.id},
+      {"MG_SELF_SECRET", creator_approver.secret},
+      {"MG_APPROVER_KEY", approver.id},
+      {"MG_APPROVER_SECRET", approver.secret},
+      {"MG_NODE_KEYS", "send,confirm"},
+      {"MG_QUERY_SAMPLE", query_sample},
+      {"MG_QUERY_CANONICAL", api::canonical_query(query_sample)},
+      {"MG_ARTIFACT_DIR", artifacts}};
+  for (const auto& [k, v] : script_env)
+    ::setenv(k.c_str(), v.c_str(), 1);
+  auto run = run_shell("timeout 120 node " MG_SOURCE_DIR "/tests/js/admin_actions_browser.js");
+  for (const auto& [k, v] : script_env)
+    ::unsetenv(k.c_str());
+  std::cout << run.output << std::flush;
+  BOOST_REQUIRE_MESSAGE(run.status == 0, run.output);
+  BOOST_TEST(!result_line(run.output).empty());
+
+  // What the page did is what the database holds, audited per key.
+  auto state = [&](const std::string& id) {
+    return scalar("SELECT request_state FROM movement_requests WHERE id = '" + id + "'");
+  };
+  BOOST_TEST(state(self_id) == "COMPLETED");
+  BOOST_TEST(scalar("SELECT approved_by FROM movement_requests WHERE id = '" + self_id + "'") ==
+             approver.id);
+  BOOST_TEST(state(cancel_id) == "CANCELLED");
+  BOOST_TEST(count("SELECT count(*) FROM audit_outbox WHERE action = 'approve' AND actor = '" +
+                   creator_approver.id + "'") == 0);
+  BOOST_TEST(count("SELECT count(*) FROM audit_outbox WHERE action = 'cancel' AND actor = '" +
+                   approver.id + "'") == 1);
+
+  // The page's calls went through the relay; no secret reached the log.
+  auto log = server->log();
+  BOOST_TEST(log.find("/relay/v3/movements/" + self_id + "/approve") != std::string::npos);
+  for (const std::string& secret :
+       std::vector<std::string>{creator_approver.secret, approver.secret, admin_token})
+    BOOST_TEST(log.find(secret) == std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,11 +1,14 @@
 // GET /metrics on a live `movegate serve` after a movement ran through:
 // `promtool check metrics` accepts the exposition, the key series are there
-// with sane values, and the route needs the admin token. Also the OpenAPI
+// with sane values, every metric the alert rules and the dashboard in
+// deploy/ use is exported, and the route needs the admin token. Also the OpenAPI
 // description served unsigned at /openapi.json passes a real validator
 // (@apidevtools/swagger-parser from tests/js).
 #include <boost/test/unit_test.hpp>
 
 #include <fstream>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "build_paths.hpp"
@@ -25,6 +28,29 @@ double sample(const std::string& text, const std::string& series) {
     if (line.rfind(series + " ", 0) == 0)
       return std::stod(line.substr(series.size() + 1));
   return -1;
+}
+
+std::string read_source(const std::string& relative) {
+  std::ifstream in(std::string(MG_SOURCE_DIR) + "/" + relative);
+  BOOST_REQUIRE_MESSAGE(in, "cannot read " << relative);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// Every movegate_* name in `text` (histogram names keep their suffix).
+std::set<std::string> metric_names(const std::string& text) {
+  static const std::regex name(R"(\bmovegate_[a-z0-9_]+)");
+  std::set<std::string> out;
+  for (std::sregex_iterator it(text.begin(), text.end(), name), end; it != end; ++it)
+    out.insert(it->str());
+  return out;
+}
+
+/// Whether the exposition has a sample line of `name`.
+bool exported(const std::string& exposition, const std::string& name) {
+  return exposition.find("\n" + name + "{") != std::string::npos ||
+         exposition.find("\n" + name + " ") != std::string::npos;
 }
 
 } // namespace
@@ -69,7 +95,24 @@ BOOST_FIXTURE_TEST_CASE(live_metrics_pass_promtool_and_show_the_work, ops_fixtur
                           "route=\"/v3/movements/{id}/approve\",status=\"200\"}") == 1);
   BOOST_TEST(text.find(id) == std::string::npos);
   BOOST_TEST(text.find("movegate_worker_heartbeat_age_seconds{worker=\"node_dispatcher\","
-                       "runtime_node=\"e2e\"}") != std::string::npos);
+                       "runtime_node=\"e2e\",group=\"core\"}") != std::string::npos);
+  // send → confirm: confirm's accepted submit is one hop.
+  BOOST_TEST(sample(text, "movegate_hop_latency_seconds_count") >= 1);
+  BOOST_TEST(sample(text, "movegate_http_responses_total{listener=\"api\",class=\"2xx\"}") >= 2);
+  BOOST_TEST(sample(text, "movegate_http_responses_total{listener=\"api\",class=\"5xx\"}") == 0);
+  BOOST_TEST(sample(text, "movegate_cluster_members{state=\"live\"}") == 1);
+  BOOST_TEST(sample(text, "movegate_oldest_ready_node_age_seconds") == 0);
+
+  // What the alert rules and the dashboard query is really there.
+  std::set<std::string> used;
+  for (const char* file :
+       {"deploy/prometheus/movegate-rules.yml", "deploy/grafana/movegate-dashboard.json"}) {
+    auto names = metric_names(read_source(file));
+    BOOST_TEST(names.size() >= 8u, file);
+    used.insert(names.begin(), names.end());
+  }
+  for (auto& name : used)
+    BOOST_TEST(exported(text, name), name << " is used in deploy/ but not exported");
 }
 
 BOOST_FIXTURE_TEST_CASE(metrics_need_the_admin_token, ops_fixture) {

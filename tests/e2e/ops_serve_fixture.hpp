@@ -17,6 +17,10 @@ inline const api_key_spec creator{"ops-creator", "0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c
                                   R"(["create", "read"])"};
 inline const api_key_spec approver{"ops-approver", "0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a",
                                    R"(["approve", "read"])"};
+/// May create and approve: only four-eyes refuses its approval of its own
+/// movement (the tests that need it add it to `keys`).
+inline const api_key_spec creator_approver{"ops-both", "0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b",
+                                           R"(["create", "approve", "read"])"};
 
 inline std::string field(const std::string& body, const char* name) {
   return json_field(body, name);

@@ -10,16 +10,7 @@
 // Prints one line `RESULT {json}` on success; exits non-zero on failure.
 'use strict';
 
-const fs = require('fs');
-const os = require('os');
-const path = require('path');
-const { chromium } = require('playwright-core');
-
-const env = (name) => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-};
+const { env, check, open, run } = require('./browser_session');
 
 const base = env('MG_ADMIN_URL');
 const token = env('MG_ADMIN_TOKEN');
@@ -28,43 +19,13 @@ const nodeKeys = env('MG_NODE_KEYS').split(',');
 const dlqId = env('MG_DLQ_CALLBACK_ID');
 const artifactDir = env('MG_ARTIFACT_DIR');
 
-const screenshots = [];
-async function shot(page, name) {
-  const file = path.join(artifactDir, `admin-page-${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
-  screenshots.push(file);
-  console.log(`screenshot: ${file}`);
-}
-
-function check(cond, message) {
-  if (!cond) throw new Error(message);
-}
-
 async function main() {
-  fs.mkdirSync(artifactDir, { recursive: true });
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-chromium-'));
-  // A fresh profile (--user-data-dir) per run: playwright takes it as the
-  // persistent context's directory.
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1360, height: 900 },
-  });
-  const urls = [];
-  const consoleErrors = [];
+  // The deliberately wrong token's 401 is logged by Chromium itself.
+  const session = await open(artifactDir, 'admin-page', /Failed to load resource.*401/);
+  const { page, urls, consoleErrors, screenshots } = session;
+  const shot = (p, name) => session.shot(name);
   let result;
   try {
-    const page = browser.pages()[0] || (await browser.newPage());
-    page.setDefaultTimeout(30000);
-    page.on('request', (r) => urls.push(r.url()));
-    page.on('console', (m) => {
-      // The deliberately wrong token's 401 is logged by Chromium itself.
-      if (m.type() === 'error' && !/Failed to load resource.*401/.test(m.text())) consoleErrors.push(m.text());
-    });
-    page.on('pageerror', (e) => consoleErrors.push(String(e)));
-
     // The page itself loads without a token and asks for one.
     const response = await page.goto(base + '/');
     check(response.status() === 200, `GET / answered ${response.status()}`);
@@ -135,16 +96,12 @@ async function main() {
 
     result = { urls: urls.length, running_when_opened: runningWhenOpened, screenshots };
   } finally {
-    await browser.close();
-    fs.rmSync(profile, { recursive: true, force: true });
+    await session.close();
   }
   const leaked = urls.filter((u) => u.includes(token) || u.includes(encodeURIComponent(token)));
   check(leaked.length === 0, `the token appears in requested URLs: ${leaked.length}`);
   check(consoleErrors.length === 0, `console errors: ${consoleErrors.join(' | ')}`);
-  console.log('RESULT ' + JSON.stringify(result));
+  return result;
 }
 
-main().catch((e) => {
-  console.error('FAILED: ' + (e && e.stack ? e.stack : e));
-  process.exit(1);
-});
+run(main);

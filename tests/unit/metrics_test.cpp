@@ -89,7 +89,11 @@ BOOST_AUTO_TEST_CASE(concurrent_increments_are_not_lost) {
 BOOST_AUTO_TEST_CASE(database_families_list_every_state_and_quantiles) {
   db::metrics_snapshot s;
   s.requests_by_state = {{"EXECUTING", 3}};
-  s.heartbeats = {{"node_dispatcher", "n1", 0.5}};
+  s.heartbeats = {{"node_dispatcher", "n1", "core", 0.5, 2}};
+  s.oldest_ready_age_seconds = 42;
+  s.callback_lag_seconds = 7.5;
+  s.cluster_members_live = 2;
+  s.cluster_members_expired = 1;
   s.dispatch = {0.01, 0.2, 7};
   auto text = metrics::render(http::database_families(s));
   BOOST_TEST(text.find("movegate_requests{state=\"EXECUTING\"} 3\n") != std::string::npos);
@@ -97,7 +101,13 @@ BOOST_AUTO_TEST_CASE(database_families_list_every_state_and_quantiles) {
   BOOST_TEST(text.find("movegate_nodes{state=\"SUBMITTING\"} 0\n") != std::string::npos);
   BOOST_TEST(text.find("movegate_callback_outbox{status=\"dlq\"} 0\n") != std::string::npos);
   BOOST_TEST(text.find("movegate_worker_heartbeat_age_seconds{worker=\"node_dispatcher\","
-                       "runtime_node=\"n1\"} 0.5\n") != std::string::npos);
+                       "runtime_node=\"n1\",group=\"core\"} 0.5\n") != std::string::npos);
+  BOOST_TEST(text.find("movegate_worker_consecutive_errors{worker=\"node_dispatcher\","
+                       "runtime_node=\"n1\",group=\"core\"} 2\n") != std::string::npos);
+  BOOST_TEST(text.find("movegate_oldest_ready_node_age_seconds 42\n") != std::string::npos);
+  BOOST_TEST(text.find("movegate_callback_delivery_lag_seconds 7.5\n") != std::string::npos);
+  BOOST_TEST(text.find("movegate_cluster_members{state=\"expired\"} 1\n") != std::string::npos);
+  BOOST_TEST(text.find("movegate_cluster_members{state=\"live\"} 2\n") != std::string::npos);
   BOOST_TEST(text.find("movegate_dispatch_latency_seconds{percentile=\"95\"} 0.2\n") !=
              std::string::npos);
   BOOST_TEST(text.find("movegate_observe_latency_seconds{percentile=\"50\"} NaN\n") !=
@@ -105,6 +115,14 @@ BOOST_AUTO_TEST_CASE(database_families_list_every_state_and_quantiles) {
   auto pool = metrics::render(http::pool_families({2, 3, 8}));
   BOOST_TEST(pool.find("movegate_db_pool_connections{state=\"in_use\"} 2\n") != std::string::npos);
   BOOST_TEST(pool.find("movegate_db_pool_connections{state=\"idle\"} 3\n") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(response_classes_keep_429_apart_from_other_4xx) {
+  BOOST_TEST(std::string(http::response_class(200)) == "2xx");
+  BOOST_TEST(std::string(http::response_class(304)) == "3xx");
+  BOOST_TEST(std::string(http::response_class(404)) == "4xx");
+  BOOST_TEST(std::string(http::response_class(429)) == "429");
+  BOOST_TEST(std::string(http::response_class(503)) == "5xx");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

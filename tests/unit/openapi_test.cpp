@@ -11,6 +11,7 @@
 #include "domain/json.hpp"
 #include "http/admin_page.hpp"
 #include "http/admin_views.hpp"
+#include "http/api_relay.hpp"
 #include "http/callback_admin.hpp"
 #include "http/metrics_route.hpp"
 #include "http/openapi.hpp"
@@ -53,6 +54,7 @@ struct route_tables {
   api::service_context ctx{pool, settings, plans, {}, nullptr};
   api::movement_service movements{ctx};
   api::catalog_service catalog{ctx};
+  http::api_server relay_target{settings, {}, pool, {}}; // never started
 
   std::set<std::string> v3() {
     std::set<std::string> out;
@@ -69,7 +71,9 @@ struct route_tables {
       routes.push_back(r);
     for (auto& r : http::callback_admin_routes(pool))
       routes.push_back(r);
-    routes.push_back(http::metrics_route(pool, "devnet"));
+    routes.push_back(http::metrics_route(pool, "devnet", 8));
+    for (auto& r : http::api_relay_routes(relay_target))
+      routes.push_back(r);
     for (auto& r : routes)
       out.insert(normalise(r.method, r.pattern));
     return out;
