@@ -2,7 +2,6 @@
 
 #include <csignal>
 
-#include "actors/cluster/movement_api.hpp"
 #include "actors/workers/cluster_lease.hpp"
 #include "actors/workers/conditional_workers.hpp"
 #include "actors/workers/dispatch_listener.hpp"
@@ -97,13 +96,10 @@ void runtime::start(caf::actor waiter, std::vector<worker_spec> extra) {
       names.push_back(w.name);
       groups.push_back(to_string(w.group));
     }
+    // Before any worker claims anything under this name.
+    if (!joined_)
+      claim_name({});
     auto conn = db::connect(s.database_url);
-    // Before any worker claims anything under this name; throws (naming
-    // the node) when a live process holds it: `serve` then exits with 1.
-    auto addr = parse_cluster_address(s.cluster_addr);
-    db::join_cluster(*conn, s.runtime_node, addr.host, addr.port, s.cluster_lease_seconds,
-                     s.callback_max_attempts);
-    joined_ = true;
     db::seed_heartbeats(*conn, names, groups, s.runtime_node, s.network_class);
   }
   std::vector<reconciler_actor> reconcilers;
@@ -114,9 +110,28 @@ void runtime::start(caf::actor waiter, std::vector<worker_spec> extra) {
     fixed.push_back({"reconciler_" + std::to_string(i), caf::actor_cast<caf::actor>(r)});
   }
   links_->registry = sys_.spawn(movement_registry, reconcilers);
+  for (auto& id : handed_over_requests_)
+    caf::anon_send(links_->registry, changed_atom::value, id);
+  handed_over_requests_.clear();
   fixed.push_back({"movement_registry", caf::actor_cast<caf::actor>(links_->registry)});
   worker_env env{s.database_url, s.runtime_node, s.network_class, s.wakeups_enabled, links_};
   supervisor_ = sys_.spawn(mg::actors::supervisor, std::move(specs), env, std::move(fixed), waiter);
+}
+
+bool runtime::claim_name(const name_wait& wait) {
+  auto claim = claim_runtime_node(ctx_->settings, wait);
+  if (!claim)
+    return false;
+  joined_ = true;
+  if (claim->handed_over) {
+    auto& h = *claim->handed_over;
+    log::warn("took this runtime node over from its previous holder",
+              {{"reason", claim->reason},
+               {"sent_to_recovery", h.sent_to_recovery},
+               {"refenced", h.refenced}});
+    handed_over_requests_ = h.requests;
+  }
+  return true;
 }
 
 void runtime::notify_changed(const std::string& request_id) {
@@ -168,24 +183,40 @@ void block_shutdown_signals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-int run_until_stopped(caf::actor_system& sys, runtime& rt,
-                      const std::function<void()>& on_started) {
-  caf::scoped_actor self{sys};
-  rt.start(caf::actor_cast<caf::actor>(self));
-  if (on_started)
-    on_started();
+namespace {
+
+/// Waits up to `seconds` for SIGINT/SIGTERM (blocked in every thread).
+bool stop_signal_within(double seconds) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  auto ns = static_cast<long long>(seconds * 1e9);
+  timespec wait{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+  return sigtimedwait(&set, nullptr, &wait) > 0;
+}
+
+} // namespace
+
+int run_until_stopped(caf::actor_system& sys, runtime& rt, const std::function<void()>& on_started,
+                      const std::function<void()>& on_waiting) {
+  if (!rt.claim_name({on_waiting, [](double seconds) {
+                        return !stop_signal_within(seconds);
+                      }})) {
+    log::info("stopped while waiting for this runtime node's lease");
+    return 0;
+  }
+  caf::scoped_actor self{sys};
+  rt.start(caf::actor_cast<caf::actor>(self));
+  if (on_started)
+    on_started();
   int exit_code = -1;
   bool asked_to_stop = false;
   while (exit_code < 0) {
     self->receive([&](done_atom, int code) { exit_code = code; },
                   caf::after(std::chrono::milliseconds(200)) >>
                       [&] {
-                        timespec zero{0, 0};
-                        if (!asked_to_stop && sigtimedwait(&set, nullptr, &zero) > 0) {
+                        if (!asked_to_stop && stop_signal_within(0)) {
                           asked_to_stop = true;
                           rt.shutdown();
                         }

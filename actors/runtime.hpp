@@ -7,6 +7,7 @@
 
 #include "actors/loop_runner.hpp"
 #include "actors/movements.hpp"
+#include "actors/own_name.hpp"
 #include "actors/protocol.hpp"
 #include "actors/supervisor.hpp"
 #include "config/settings.hpp"
@@ -27,9 +28,13 @@ public:
   runtime(const runtime&) = delete;
   runtime& operator=(const runtime&) = delete;
 
-  /// Joins the cluster (throws when a live process holds this
-  /// runtime_node), seeds heartbeats and starts everything;
-  /// (done_atom, exit_code) goes to
+  /// Takes this process's runtime_node (see actors/own_name.hpp): throws
+  /// naming MG_RUNTIME_NODE when a live process holds it, waits out a
+  /// holder it cannot prove dead; false when `wait.pause` said stop.
+  bool claim_name(const name_wait& wait);
+
+  /// Claims the name unless claim_name did (sleeping while it waits),
+  /// seeds heartbeats and starts everything; (done_atom, exit_code) goes to
   /// `waiter` once the runtime has stopped. `extra` workers join their group.
   void start(caf::actor waiter, std::vector<worker_spec> extra = {});
 
@@ -61,6 +66,7 @@ private:
   std::shared_ptr<runtime_links> links_;
   supervisor_actor supervisor_;
   bool joined_ = false;
+  std::vector<std::string> handed_over_requests_; // the previous holder's, to reconcile
   bool shutdown_asked_ = false;
 };
 
@@ -68,9 +74,11 @@ private:
 /// process exit code. Signals must be blocked in every thread before the
 /// actor system starts (see block_shutdown_signals). `on_started` runs once
 /// the runtime has joined the cluster and started its workers (a refused
-/// start throws before it).
+/// start throws before it); `on_waiting` once if it must first wait for a
+/// holder's lease (a stop signal then ends the wait with exit code 0).
 int run_until_stopped(caf::actor_system& sys, runtime& rt,
-                      const std::function<void()>& on_started = {});
+                      const std::function<void()>& on_started = {},
+                      const std::function<void()>& on_waiting = {});
 
 /// Blocks SIGINT/SIGTERM in the calling thread (and the threads it starts)
 /// so run_until_stopped can wait for them with sigtimedwait.

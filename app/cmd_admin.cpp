@@ -1,6 +1,7 @@
 // migrate, templates load, serve.
 #include <iostream>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -146,17 +147,31 @@ int cmd_serve(const args&) {
   cluster::configure(cfg, actors::cluster_tls_files(s));
   caf::actor_system sys{cfg};
   actors::runtime rt(sys, s, providers);
+  // Set once the runtime runs: before that (waiting out a holder's lease)
+  // the admin listener may already answer, and the runtime is not ready.
+  std::atomic<bool> started{false};
+  auto supervision = [&sys, &rt, &started] {
+    return started ? actors::supervision_json(sys, rt) : std::string("[]");
+  };
   http::front_doors doors(rt.settings(), rt.plans(), &rt.engine().providers,
-                          {[&rt](const std::string& id) { rt.notify_changed(id); },
-                           [&sys, &rt] { return actors::supervision_json(sys, rt); },
-                           [&sys, &rt] {
-                             return actors::core_group_running(actors::supervision_json(sys, rt));
+                          {[&rt](const std::string& id) { rt.notify_changed(id); }, supervision,
+                           [supervision] {
+                             return actors::core_group_running(supervision());
                            }});
-  // The listeners open only once this process may work under its name; if
-  // one cannot bind, the runtime is stopped cleanly and serve exits 1.
+  // The listeners open only once this process may work under its name
+  // (the admin one earlier while it waits for a holder's lease); if one
+  // cannot bind, the runtime is stopped cleanly and serve exits 1.
   bool doors_failed = false;
   actors::peer_watch_actor peers;
-  int code = actors::run_until_stopped(sys, rt, [&] {
+  auto open_admin_while_waiting = [&] {
+    try {
+      doors.start_admin();
+    } catch (const std::exception& e) {
+      log::warn("admin listener failed to start while waiting", {{"error", e.what()}});
+    }
+  };
+  auto open_doors = [&] {
+    started = true;
     try {
       doors.start();
       int port = doors.start_cluster(sys);
@@ -168,7 +183,8 @@ int cmd_serve(const args&) {
       doors_failed = true;
       rt.shutdown();
     }
-  });
+  };
+  int code = actors::run_until_stopped(sys, rt, open_doors, open_admin_while_waiting);
   actors::stop_peer_watch(sys, peers);
   doors.stop();
   if (doors_failed)

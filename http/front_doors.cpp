@@ -126,7 +126,14 @@ front_doors::~front_doors() {
 
 void front_doors::start() {
   api_port_ = api_->start(settings_.http_addr);
+  start_admin();
+}
+
+void front_doors::start_admin() {
+  if (admin_started_)
+    return;
   admin_port_ = admin_->start(settings_.admin_addr);
+  admin_started_ = true;
 }
 
 int front_doors::start_cluster(caf::actor_system& sys) {

@@ -35,8 +35,12 @@ public:
               const domain::provider_registry* providers, front_door_hooks hooks);
   ~front_doors();
 
-  /// Binds both listeners (port 0 picks one); throws on failure.
+  /// Binds both listeners (port 0 picks one), the admin one unless
+  /// start_admin already did; throws on failure.
   void start();
+  /// Binds the admin listener alone, for a process that must wait before
+  /// it may serve (/healthz 200, /readyz 503 meanwhile).
+  void start_admin();
   /// Publishes the movement_api actor on MG_CLUSTER_ADDR (SPEC §8) in
   /// `sys` (its config went through cluster::configure) and
   /// returns the bound port; throws std::runtime_error on failure.
@@ -62,6 +66,7 @@ private:
   actors::movement_api_actor cluster_api_;
   int api_port_ = 0;
   int admin_port_ = 0;
+  bool admin_started_ = false;
   int cluster_port_ = 0;
 };
 

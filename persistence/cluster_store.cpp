@@ -1,7 +1,7 @@
 #include "persistence/cluster_store.hpp"
 
+#include <cstdint>
 #include <map>
-#include <stdexcept>
 #include <vector>
 
 #include "domain/executor.hpp"
@@ -60,6 +60,20 @@ void refence(pqxx::transaction_base& tx, const std::string& node_id) {
   exec(tx, q, node_id);
 }
 
+/// The identity as statement parameters; a part not known is NULL.
+struct identity_params {
+  explicit identity_params(const domain::process_identity& me)
+      : machine_id(me.machine_id), boot_id(me.boot_id),
+        pid_namespace(me.pid_namespace ? std::to_string(me.pid_namespace) : ""),
+        pid(me.pid > 0 ? std::to_string(me.pid) : ""),
+        start_time(me.start_time ? std::to_string(me.start_time) : "") {}
+  std::string machine_id, boot_id, pid_namespace, pid, start_time;
+};
+
+std::uint64_t u64_or_zero(const pqxx::field& f) {
+  return f.is_null() ? 0 : f.as<std::uint64_t>();
+}
+
 } // namespace
 
 takeover hand_over_claims(pqxx::transaction_base& tx, const std::string& runtime_node,
@@ -93,38 +107,59 @@ takeover hand_over_claims(pqxx::transaction_base& tx, const std::string& runtime
   return out;
 }
 
-void join_cluster(pqxx::connection& conn, const std::string& runtime_node, const std::string& host,
-                  int cluster_port, double lease_seconds, int callback_max_attempts) {
-  static const statement insert{
+bool insert_cluster_node(pqxx::transaction_base& tx, const std::string& runtime_node,
+                         const std::string& host, int cluster_port,
+                         const domain::process_identity& me) {
+  static const statement q{
       "mg_cluster_insert",
-      "INSERT INTO cluster_nodes (runtime_node, host, cluster_port, started_at, last_seen_at)"
-      " VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp())"
+      "INSERT INTO cluster_nodes (runtime_node, host, cluster_port, started_at, last_seen_at,"
+      " holder_machine_id, holder_boot_id, holder_pid_namespace, holder_pid, holder_start_time)"
+      " VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp(), $4, $5, $6, $7, $8)"
       " ON CONFLICT (runtime_node) DO NOTHING RETURNING 1"};
-  static const statement existing{
-      "mg_cluster_existing", "SELECT last_seen_at > clock_timestamp() - make_interval(secs => $2),"
-                             " extract(epoch FROM clock_timestamp() - last_seen_at)::float8"
-                             " FROM cluster_nodes WHERE runtime_node = $1 FOR UPDATE"};
-  static const statement reregister{
+  identity_params p(me);
+  return !exec(tx, q, runtime_node, host, cluster_port, null_if_empty(p.machine_id),
+               null_if_empty(p.boot_id), null_if_empty(p.pid_namespace), null_if_empty(p.pid),
+               null_if_empty(p.start_time))
+              .empty();
+}
+
+std::optional<name_holder> lock_name_holder(pqxx::transaction_base& tx,
+                                            const std::string& runtime_node, double lease_seconds) {
+  static const statement q{
+      "mg_cluster_lock_holder",
+      "SELECT last_seen_at > clock_timestamp() - make_interval(secs => $2),"
+      " extract(epoch FROM clock_timestamp() - last_seen_at)::float8,"
+      " extract(epoch FROM last_seen_at + make_interval(secs => $2) - clock_timestamp())::float8,"
+      " holder_machine_id, holder_boot_id, holder_pid_namespace, holder_pid, holder_start_time"
+      " FROM cluster_nodes WHERE runtime_node = $1 FOR UPDATE"};
+  auto r = exec(tx, q, runtime_node, lease_seconds);
+  if (r.empty())
+    return std::nullopt;
+  name_holder h;
+  h.lease_live = r[0][0].as<bool>();
+  h.renewed_seconds_ago = r[0][1].as<double>();
+  h.lease_remaining_seconds = r[0][2].as<double>();
+  h.identity.machine_id = str(r[0][3]);
+  h.identity.boot_id = str(r[0][4]);
+  h.identity.pid_namespace = u64_or_zero(r[0][5]);
+  h.identity.pid = r[0][6].is_null() ? 0 : r[0][6].as<std::int64_t>();
+  h.identity.start_time = u64_or_zero(r[0][7]);
+  return h;
+}
+
+void reregister_cluster_node(pqxx::transaction_base& tx, const std::string& runtime_node,
+                             const std::string& host, int cluster_port,
+                             const domain::process_identity& me) {
+  static const statement q{
       "mg_cluster_reregister",
       "UPDATE cluster_nodes SET host = $2, cluster_port = $3, started_at = clock_timestamp(),"
-      " last_seen_at = clock_timestamp() WHERE runtime_node = $1"};
-  pqxx::work tx(conn);
-  if (exec(tx, insert, runtime_node, host, cluster_port).empty()) {
-    // The row exists: FOR UPDATE waits for a survivor that is taking it over.
-    auto r = exec(tx, existing, runtime_node, lease_seconds);
-    if (!r.empty()) {
-      if (r[0][0].as<bool>())
-        throw std::runtime_error("runtime node '" + runtime_node +
-                                 "' is held by a live process (lease renewed " + r[0][1].c_str() +
-                                 " s ago); refusing to start under the same MG_RUNTIME_NODE");
-      hand_over_claims(tx, runtime_node, callback_max_attempts);
-      exec(tx, reregister, runtime_node, host, cluster_port);
-    } else {
-      // Deleted by a survivor between our INSERT and SELECT: register anew.
-      exec(tx, insert, runtime_node, host, cluster_port);
-    }
-  }
-  tx.commit();
+      " last_seen_at = clock_timestamp(), holder_machine_id = $4, holder_boot_id = $5,"
+      " holder_pid_namespace = $6, holder_pid = $7, holder_start_time = $8"
+      " WHERE runtime_node = $1"};
+  identity_params p(me);
+  exec(tx, q, runtime_node, host, cluster_port, null_if_empty(p.machine_id),
+       null_if_empty(p.boot_id), null_if_empty(p.pid_namespace), null_if_empty(p.pid),
+       null_if_empty(p.start_time));
 }
 
 void record_cluster_port(pqxx::connection& conn, const std::string& runtime_node, int port) {

@@ -7,15 +7,33 @@
 #include <string>
 #include <vector>
 
+#include "domain/process_identity.hpp"
+
 namespace mg::db {
 
-/// Registers `runtime_node` (started_at = last_seen_at = now) in one
-/// transaction. Throws std::runtime_error naming the node when a live
-/// process (lease not expired) holds that name. An expired row of the same
-/// name is this name's previous incarnation: its claimed work goes to
-/// recovery first, as a survivor would have done.
-void join_cluster(pqxx::connection& conn, const std::string& runtime_node, const std::string& host,
-                  int cluster_port, double lease_seconds, int callback_max_attempts);
+/// Registers `runtime_node` for `me` (started_at = last_seen_at = now);
+/// false when a row of that name exists.
+bool insert_cluster_node(pqxx::transaction_base& tx, const std::string& runtime_node,
+                         const std::string& host, int cluster_port,
+                         const domain::process_identity& me);
+
+/// The row of a runtime name as a process starting under it sees it.
+struct name_holder {
+  bool lease_live = false;
+  double renewed_seconds_ago = 0;
+  double lease_remaining_seconds = 0;
+  domain::process_identity identity; // incomplete for a row written without one
+};
+
+/// Locks the row of `runtime_node` (FOR UPDATE: waits for a survivor that
+/// is taking it over); nullopt when it is gone.
+std::optional<name_holder> lock_name_holder(pqxx::transaction_base& tx,
+                                            const std::string& runtime_node, double lease_seconds);
+
+/// The locked row of `runtime_node` now belongs to `me`, with a fresh lease.
+void reregister_cluster_node(pqxx::transaction_base& tx, const std::string& runtime_node,
+                             const std::string& host, int cluster_port,
+                             const domain::process_identity& me);
 
 /// Records the port the cluster front door actually bound (MG_CLUSTER_ADDR
 /// with port 0 picks one) in this process's row.

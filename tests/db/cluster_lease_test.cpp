@@ -8,6 +8,8 @@
 #include <string>
 #include <thread>
 
+#include "actors/own_name.hpp"
+#include "actors/proc_identity.hpp"
 #include "persistence/cluster_store.hpp"
 #include "persistence/db.hpp"
 #include "persistence/node_store.hpp"
@@ -22,7 +24,10 @@ namespace {
 constexpr double lease = 8;
 
 void join(db_fixture& f, const std::string& name) {
-  db::join_cluster(f.conn.get(), name, "127.0.0.1", 4242, lease, f.settings.callback_max_attempts);
+  auto joined =
+      actors::try_claim_name(f.conn.get(), name, {"127.0.0.1", 4242}, lease,
+                             f.settings.callback_max_attempts, actors::this_process_identity());
+  BOOST_REQUIRE(joined.joined);
 }
 
 /// The lease of `name` last renewed `seconds_ago`.
