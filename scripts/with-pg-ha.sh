@@ -20,6 +20,7 @@
 #
 # Ports: the first free ones from 56432 up (3 are needed). The formation
 # takes about 25 s to form (the secondary is a pg_basebackup of the primary).
+# shellcheck disable=SC2317 # the wait_for conditions and trap handlers are called indirectly
 set -euo pipefail
 
 log() { echo "[with-pg-ha] $(date -u +%H:%M:%S) $*" >&2; }
@@ -162,12 +163,12 @@ start_keeper() {
   keepers+=($!)
 }
 
-# Waits up to $2 s for `$1` (a shell condition) to hold; shows the log $3
+# Waits up to $2 s for the function `$1` to succeed; shows the log $3
 # and exits on timeout or when keeper $4 has died.
 wait_for() {
   local cond=$1 secs=$2 logf=$3 keeper=$4
   for _ in $(seq $((secs * 2))); do
-    if eval "$cond"; then
+    if "$cond"; then
       return 0
     fi
     if ! kill -0 "$keeper" 2>/dev/null; then
@@ -191,7 +192,8 @@ monitor_uri="postgres://autoctl_node@127.0.0.1:$monitor_port/pg_auto_failover?ss
 monitor_sql() {
   as_pg "$pg_bin/psql" -X -A -t -q -d "$monitor_uri" -c "$1" 2>/dev/null
 }
-wait_for 'monitor_sql "select 1" | grep -q 1' 60 "$tmp_dir/monitor.log" "${keepers[0]}"
+monitor_up() { [[ $(monitor_sql "select 1") == 1 ]]; }
+wait_for monitor_up 60 "$tmp_dir/monitor.log" "${keepers[0]}"
 
 # Nodes in reportedstate $1 (e.g. primary, secondary).
 nodes_in() {
@@ -199,6 +201,7 @@ nodes_in() {
                 where reportedstate = '$1' and goalstate = '$1'"
 }
 
+node1_up() { [[ $(nodes_in primary) == 1 || $(nodes_in single) == 1 ]]; }
 for i in 1 2; do
   port=${ports[$i]}
   dir=$tmp_dir/node$i
@@ -208,7 +211,7 @@ for i in 1 2; do
     --name "node$i" --dbname movegate --username postgres --auth trust --no-ssl \
     --monitor "$monitor_uri" --pgctl "$pg_bin/pg_ctl"
   if ((i == 1)); then
-    wait_for '[[ $(nodes_in primary) == 1 ]] || [[ $(nodes_in single) == 1 ]]' 90 \
+    wait_for node1_up 90 \
       "$tmp_dir/node1.log" "${keepers[1]}"
     log "node1 is up"
   fi
@@ -219,7 +222,11 @@ checkpoint_node1() {
   as_pg "$pg_bin/psql" -X -q -h 127.0.0.1 -p "${ports[1]}" -U postgres -d movegate \
     -c checkpoint >/dev/null 2>&1 || true
 }
-wait_for 'checkpoint_node1; [[ $(nodes_in primary) == 1 && $(nodes_in secondary) == 1 ]]' 120 \
+formed() {
+  checkpoint_node1
+  [[ $(nodes_in primary) == 1 && $(nodes_in secondary) == 1 ]]
+}
+wait_for formed 120 \
   "$tmp_dir/node2.log" "${keepers[2]}"
 
 log "formation up: primary and synchronous secondary on ${ports[1]}, ${ports[2]}"
