@@ -90,12 +90,21 @@ cleanup() {
   if [[ -n $tmp_dir ]]; then
     log "removing the formation"
     local dir pid
-    # Nodes first (they report to the monitor), then the monitor.
-    for dir in "${node_dirs[@]}" "$monitor_dir"; do
-      [[ -n $dir && -d $dir ]] || continue
+    # Nodes first (they report to the monitor), both at once, then the monitor.
+    stop_keeper() {
+      [[ -n $1 && -d $1 ]] || return 0
       timeout 30 bash -c "$(declare -f as_pg); tmp_dir='$tmp_dir' pg_bin='$pg_bin' \
-        as_root=$as_root as_pg pg_autoctl stop --pgdata '$dir' --fast" >/dev/null 2>&1 || true
+        as_root=$as_root as_pg pg_autoctl stop --pgdata '$1' --fast" >/dev/null 2>&1 || true
+    }
+    local stoppers=()
+    for dir in "${node_dirs[@]}"; do
+      stop_keeper "$dir" &
+      stoppers+=($!)
     done
+    for pid in "${stoppers[@]}"; do
+      wait "$pid" || true
+    done
+    stop_keeper "$monitor_dir"
     for pid in "${keepers[@]}"; do
       for _ in $(seq 100); do
         kill -0 "$pid" 2>/dev/null || break
