@@ -270,14 +270,17 @@ api::reply api_server::impl::dispatch(const compiled_route& cr, std::vector<std:
   }
   try {
     return cr.r.handle(c);
-  } catch (const pqxx::broken_connection& e) {
-    log::error("handler lost the database", {{"route", cr.r.pattern}, {"error", e.what()}});
-    return api::error_reply(api::unavailable());
   } catch (const pqxx::data_exception& e) {
     // SQLSTATE class 22: the database refused a value the request carried.
     log::warn("handler refused data", {{"route", cr.r.pattern}, {"error", e.what()}});
     return api::error_reply(api::bad_request("a value in the request is not acceptable"));
   } catch (const std::exception& e) {
+    // No primary reachable (a failover under way) is the database being
+    // away, not a fault of the request: 503, and the client retries.
+    if (db::is_connection_error(e)) {
+      log::error("handler lost the database", {{"route", cr.r.pattern}, {"error", e.what()}});
+      return api::error_reply(api::unavailable());
+    }
     log::error("handler failed", {{"route", cr.r.pattern}, {"error", e.what()}});
     return api::error_reply(internal_error());
   } catch (...) {

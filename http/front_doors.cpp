@@ -18,6 +18,7 @@
 #include "http/routes.hpp"
 #include "persistence/db.hpp"
 #include "persistence/heartbeat_view.hpp"
+#include "persistence/primary_check.hpp"
 
 namespace mg::http {
 
@@ -59,20 +60,24 @@ std::string heartbeats_json(db::connection_pool& pool) {
   }
 }
 
+/// Ready only with a primary: a pooled connection left on a demoted server
+/// (or dropped by it) is replaced and the check made again on a fresh one.
 bool database_reachable(db::connection_pool& pool) {
-  try {
-    auto lease = pool.acquire();
+  for (int attempt = 0; attempt < 2; ++attempt) {
     try {
-      pqxx::nontransaction tx(*lease);
-      tx.exec("SELECT 1");
-      return true;
-    } catch (const std::exception&) {
+      auto lease = pool.acquire();
+      try {
+        if (db::accepts_writes(*lease))
+          return true;
+      } catch (const std::exception&) {
+        // a session the failover killed: replaced below like a read-only one
+      }
       lease.discard();
-      return false;
+    } catch (const std::exception&) {
+      return false; // no server to connect to
     }
-  } catch (const std::exception&) {
-    return false;
   }
+  return false;
 }
 
 } // namespace

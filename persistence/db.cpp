@@ -1,11 +1,23 @@
 #include "persistence/db.hpp"
 
+#include <typeinfo>
+
 #include "domain/json.hpp"
 
 namespace mg::db {
 
 std::unique_ptr<pqxx::connection> connect(const std::string& url) {
-  return std::make_unique<pqxx::connection>(url);
+  auto c = std::make_unique<pqxx::connection>(url);
+  // libpqxx 6 would otherwise reconnect a broken connection by itself on its
+  // next use, under whoever holds it, replaying LISTENs and prepared
+  // statements on what may be another server after a failover. A broken
+  // connection stays broken instead: its owner sees the connection error
+  // and replaces it (connection_slot::reset, connection_pool's discard).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  c->inhibit_reactivation(true);
+#pragma GCC diagnostic pop
+  return c;
 }
 
 std::string with_application_name(const std::string& url, const std::string& name) {
@@ -80,8 +92,23 @@ void write_batch::append_literal(pqxx::transaction_base& tx, std::string& out, d
 }
 
 bool is_connection_error(const std::exception& e) {
-  return dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr ||
-         dynamic_cast<const pqxx::in_doubt_error*>(&e) != nullptr;
+  if (dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr ||
+      dynamic_cast<const pqxx::in_doubt_error*>(&e) != nullptr)
+    return true;
+  // libpqxx's own failures that are no server error ("Could not obtain
+  // client encoding" from a session that lost its server) leave the
+  // connection in no known state: only a new one is safe.
+  if (typeid(e) == typeid(pqxx::failure))
+    return true;
+  auto* sql = dynamic_cast<const pqxx::sql_error*>(&e);
+  if (sql == nullptr)
+    return false;
+  // What a failover looks like from a session that outlived its primary:
+  // the server demoted to a read-only standby (25006), shut down by its
+  // supervisor (57P01), or still starting or recovering (57P03). Only a new
+  // connection, to whichever server is primary now, can cure them.
+  const std::string& state = sql->sqlstate();
+  return state == "25006" || state == "57P01" || state == "57P03" || state.rfind("08", 0) == 0;
 }
 
 } // namespace mg::db

@@ -11,6 +11,7 @@ packages=(
   libcaf-dev libpqxx-dev libpq-dev rapidjson-dev libcpp-httplib-dev
   libboost-test-dev libssl-dev libcrypto++-dev libsecp256k1-dev
   postgresql postgresql-contrib
+  postgresql-15-auto-failover pg-auto-failover-cli # scripts/with-pg-ha.sh: the failover tests' formation
   clang-format python3 curl
   python3-venv python3-pip python3-setuptools # clients/python: its offline `pip install` test
   openssl # the cluster TLS tests make a throwaway CA and certificates with it

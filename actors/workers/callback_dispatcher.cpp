@@ -131,14 +131,22 @@ pass_result callback_dispatch_pass(db::connection_slot& conn, const config::sett
   return out;
 }
 
-struct callback_dispatcher::listener : pqxx::notification_receiver {
+namespace {
+struct listener_connection {
+  std::unique_ptr<pqxx::connection> connection;
+};
+} // namespace
+
+// The receiver unregisters from its connection when destroyed, so the
+// connection must outlive it: held by the first base, which is built first
+// and destroyed last (a member would be destroyed before the receiver base,
+// leaving it to UNLISTEN on freed memory — a crash once the link is broken).
+struct callback_dispatcher::listener : listener_connection, pqxx::notification_receiver {
   listener(std::unique_ptr<pqxx::connection> c)
-      : pqxx::notification_receiver(*c, db::callback_channel), conn(std::move(c)) {}
+      : listener_connection{std::move(c)}, pqxx::notification_receiver(*connection,
+                                                                       db::callback_channel) {}
   ~listener() override = default;
   void operator()(const std::string&, int) override { ++received; }
-  // The receiver unregisters from its connection when destroyed: the
-  // connection must outlive it, hence held here and released last.
-  std::unique_ptr<pqxx::connection> conn;
   int received = 0;
 };
 
@@ -147,7 +155,7 @@ callback_dispatcher::callback_dispatcher(const config::settings& s) : settings_(
 callback_dispatcher::~callback_dispatcher() = default;
 
 bool callback_dispatcher::wait_for_notification(int wait_ms) {
-  if (!listener_ || !listener_->conn->is_open()) {
+  if (!listener_ || !listener_->connection->is_open()) {
     listener_.reset();
     auto c = db::connect(
         db::with_application_name(settings_.database_url, "movegate:callback_listener"));
@@ -156,7 +164,7 @@ bool callback_dispatcher::wait_for_notification(int wait_ms) {
   }
   listener_->received = 0;
   try {
-    listener_->conn->await_notification(wait_ms / 1000, (wait_ms % 1000) * 1000);
+    listener_->connection->await_notification(wait_ms / 1000, (wait_ms % 1000) * 1000);
   } catch (...) {
     listener_.reset();
     throw;

@@ -24,10 +24,12 @@ void dispatch_listener::drop() {
 }
 
 pass_result dispatch_listener::pass(int wait_ms) {
+  bool fresh = false;
   if (!conn_ || !conn_->is_open()) {
     drop();
     conn_ = db::connect(url_);
     receiver_ = std::make_unique<receiver>(*conn_, received_);
+    fresh = true;
   }
   received_ = 0;
   try {
@@ -38,7 +40,9 @@ pass_result dispatch_listener::pass(int wait_ms) {
   }
   pass_result out;
   out.processed = received_;
-  out.wake_dispatcher = received_ > 0;
+  // Work may have become ready while nobody listened (a failover, a
+  // restart of this listener): the dispatchers look once.
+  out.wake_dispatcher = received_ > 0 || fresh;
   return out;
 }
 
