@@ -11,14 +11,6 @@ namespace mg::actors {
 
 namespace {
 
-/// Nothing for the workers until something outside them acts: terminal,
-/// MANUAL_INTERVENTION, or still waiting for approval (approve, reject and
-/// cancel announce themselves and spawn a movement actor again; expiry ends
-/// it without one). An actor kept for such a request would idle until restart.
-bool workers_done(const db::reconcile_outcome& outcome) {
-  return !outcome.found || outcome.terminal || outcome.request_state == "PENDING_APPROVAL";
-}
-
 /// Live movement actors of this process, on /metrics.
 metrics::gauge& active_gauge() {
   static auto& g = metrics::registry::global().get_gauge(
@@ -40,7 +32,7 @@ reconciler(reconciler_actor::stateful_pointer<reconciler_state> self,
           auto outcome = workers::reconcile_one(self->state.conn->get(), ctx->e, request_id);
           if (wakeups && outcome.activated > 0)
             links->wake_dispatchers_for(static_cast<size_t>(outcome.activated));
-          return workers_done(outcome);
+          return outcome.changed;
         } catch (const std::exception& ex) {
           if (db::is_connection_error(ex))
             self->state.conn->reset();
@@ -61,13 +53,16 @@ void request_reconcile(movement_actor::stateful_pointer<movement_state> self,
   st.dirty = false;
   self->request(reconciler, reconcile_timeout, reconcile_atom::value, request_id)
       .then(
-          [=](bool finished) {
+          [=](bool) {
             auto& st = self->state;
             st.busy = false;
             ++st.reconciles;
+            // Node results reconcile in their own transactions: nothing
+            // else will come for this request unless someone acts on it,
+            // and then the registry starts a movement actor again.
             if (st.dirty)
               request_reconcile(self, request_id, reconciler);
-            else if (finished)
+            else
               self->quit();
           },
           [=](const caf::error&) {

@@ -1,7 +1,7 @@
 #pragma once
-// The movement actors: one per active request, a registry that routes node
-// changes to them, and the small pool of reconcilers (detached, each with
-// its own connection) that run their transactions.
+// The movement actors: one per request with a reconcile pending (see
+// actors/protocol.hpp), a registry that routes changes to them, and the small pool of reconcilers
+// (detached, each with its own connection) that run their transactions.
 #include <memory>
 #include <string>
 #include <unordered_map>

@@ -83,22 +83,22 @@ using worker_actor = caf::typed_actor<
 /// detached actor with its own connection that claims, observes and commits
 /// each node it is dealt in its own transaction.
 using observe_lane_actor = caf::typed_actor<
-    // (observe, node ids) -> (processed, stale, nodes made READY,
-    // wake_observer, busy, request ids to reconcile); a database failure
+    // (observe, node ids) -> (processed, stale, nodes made READY by the
+    // observations' reconciles, wake_observer, busy); a database failure
     // answers an error.
     caf::replies_to<observe_atom, std::vector<std::string>>::with<int32_t, int32_t, int32_t, bool,
-                                                                  bool, std::vector<std::string>>>;
+                                                                  bool>>;
 
 /// Detached actor with its own connection that runs reconcile
 /// transactions; a small fixed pool of them serves every movement actor.
 using reconciler_actor = caf::typed_actor<
-    // Reconcile a request; replies whether the request needs no more work
-    // from the workers (terminal, MANUAL_INTERVENTION or PENDING_APPROVAL).
+    // Reconcile a request; replies whether the reconcile changed it.
     caf::replies_to<reconcile_atom, std::string>::with<bool>>;
 
-/// One per active request: coalesces node-change messages and has the
-/// request reconciled, one transaction at a time; quits when the request no
-/// longer needs the workers.
+/// Lives while a request has reconciles to run that no node result ran in
+/// its own transaction (operator calls, recovery, take-overs): coalesces
+/// their messages, has the request reconciled one transaction at a time,
+/// and quits once no message is pending.
 using movement_actor = caf::typed_actor<
     // A node of this request changed.
     caf::reacts_to<changed_atom>, caf::replies_to<status_atom>::with<std::string>>;

@@ -129,7 +129,6 @@ void merge(pass_result& into, pass_result&& part) {
   into.stale += part.stale;
   into.wake_observer |= part.wake_observer;
   into.activated += part.activated;
-  into.reconcile.insert(into.reconcile.end(), part.reconcile.begin(), part.reconcile.end());
   into.busy |= part.busy;
   if (part.next_due_in_seconds)
     into.next_due_in_seconds = part.next_due_in_seconds;
@@ -147,18 +146,17 @@ observe_lane(actors::observe_lane_actor::stateful_pointer<lane_state> self,
       ctx->settings.database_url, "movegate:node_observer-" + std::to_string(index)));
   return {
       [=](actors::observe_atom, const std::vector<std::string>& ids)
-          -> caf::result<int32_t, int32_t, int32_t, bool, bool, std::vector<std::string>> {
+          -> caf::result<int32_t, int32_t, int32_t, bool, bool> {
         pass_result part;
         try {
           observe_each(*self->state.conn, ctx->e, ids, part);
         } catch (const std::exception& ex) {
-          // What it committed before the failure still counts: nodes it
-          // observed are handed over by the sweep (needs_reconcile).
+          // What it committed before the failure stands, each observation
+          // reconciled in its own transaction.
           self->state.conn->reset();
           return caf::make_error(caf::sec::runtime_error, ex.what());
         }
-        return {part.processed,     part.stale, part.activated,
-                part.wake_observer, part.busy,  std::move(part.reconcile)};
+        return {part.processed, part.stale, part.activated, part.wake_observer, part.busy};
       },
   };
 }
@@ -192,15 +190,13 @@ std::string observe_lanes::run(const std::vector<std::vector<std::string>>& shar
   std::string failures;
   for (auto& [i, h] : asked)
     h.receive(
-        [&](int32_t processed, int32_t stale, int32_t activated, bool wake, bool busy,
-            std::vector<std::string>& reconcile) {
+        [&](int32_t processed, int32_t stale, int32_t activated, bool wake, bool busy) {
           pass_result part;
           part.processed = processed;
           part.stale = stale;
           part.activated = activated;
           part.wake_observer = wake;
           part.busy = busy;
-          part.reconcile = std::move(reconcile);
           merge(out, std::move(part));
         },
         [&, lane = i](const caf::error& err) {

@@ -107,10 +107,10 @@ BOOST_FIXTURE_TEST_CASE(node_results_and_reconciles_skip_the_outbox_without_call
   BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
   long before = flushed_trigger_calls(conn.get());
   // The observer's result (SUBMITTED → COMPLETED) and the reconcile that
-  // activates b: written without the outbox part.
-  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 1);
-  auto r = workers::reconcile_one(conn.get(), engine(), plain);
-  BOOST_TEST(r.activated == 1);
+  // activates b in the same transaction: written without the outbox part.
+  auto o = workers::observe_pass(conn, engine());
+  BOOST_TEST(o.processed == 1);
+  BOOST_TEST(o.activated == 1);
   BOOST_TEST(node_state(plain, "a") == "COMPLETED");
   BOOST_TEST(flushed_trigger_calls(conn.get()) == before);
   BOOST_TEST(count("SELECT count(*) FROM movement_callback_outbox") == 0);
@@ -207,9 +207,10 @@ BOOST_FIXTURE_TEST_CASE(reconcile_that_changes_nothing_rolls_back, db_fixture) {
                     " WHERE request_id = '" +
                     id + "' AND node_key = 'a'") == "aborted");
 
-  // One that writes commits: a completes, the reconcile activates b.
-  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
-  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 1);
+  // One that writes commits: a completed by a path that left the
+  // reconcile to the movement actor, the reconcile activates b.
+  exec("UPDATE movement_request_nodes SET node_state = 'COMPLETED' WHERE request_id = '" + id +
+       "' AND node_key = 'a'");
   auto activated = workers::reconcile_one(conn.get(), engine(), id);
   BOOST_TEST(activated.wrote);
   BOOST_TEST(node_state(id, "b") == "READY");

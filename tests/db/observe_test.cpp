@@ -202,8 +202,9 @@ BOOST_FIXTURE_TEST_CASE(observation_timeout, test::db_fixture) {
   exec("UPDATE movement_request_nodes SET started_at = now() - interval '10 seconds'"
        " WHERE id = '" +
        n2 + "'");
-  auto events_before =
-      count("SELECT count(*) FROM movement_events WHERE request_id = '" + strict + "'");
+  auto node_events_before = count("SELECT count(*) FROM movement_events WHERE request_id = '" +
+                                  strict + "' AND event_type = 'node_state_changed'");
+  auto last_event_before = count("SELECT COALESCE(max(seq), 0) FROM movement_events");
   BOOST_TEST(workers::observe_pass(conn, engine()).processed == 1);
   BOOST_TEST(node_col(*this, n2, "node_state") == "UNKNOWN");
   BOOST_TEST(node_col(*this, n2, "error_code") == "OBSERVATION_TIMEOUT");
@@ -214,8 +215,12 @@ BOOST_FIXTURE_TEST_CASE(observation_timeout, test::db_fixture) {
   BOOST_TEST(!node_col(*this, n2, "unknown_since").empty());
   BOOST_TEST(scalar("SELECT dispatch_paused FROM movement_requests WHERE id = '" + strict + "'") ==
              "t");
-  BOOST_TEST(count("SELECT count(*) FROM movement_events WHERE request_id = '" + strict + "'") ==
-             events_before + 1);
+  // The verdict commits with the observation: settled at once, so the
+  // request goes to MANUAL_INTERVENTION in the same transaction.
+  BOOST_TEST(count("SELECT count(*) FROM movement_events WHERE request_id = '" + strict +
+                   "' AND event_type = 'node_state_changed'") == node_events_before + 1);
+  BOOST_TEST(count("SELECT count(DISTINCT xmin::text) FROM movement_events WHERE request_id = '" +
+                   strict + "' AND seq > " + std::to_string(last_event_before)) == 1);
 
   auto r = reconcile(strict);
   BOOST_TEST(r.request_state == "MANUAL_INTERVENTION");
