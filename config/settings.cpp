@@ -65,6 +65,7 @@ const std::vector<field>& fields() {
       {"MG_NODE_DISPATCH_INTERVAL_SECONDS", &settings::node_dispatch_interval_seconds,
        rule::positive},
       {"MG_NODE_DISPATCHERS", &settings::node_dispatchers, rule::pool_size},
+      {"MG_NODE_DISPATCH_BATCH_SIZE", &settings::node_dispatch_batch_size, rule::at_least_one},
       {"MG_NODE_OBSERVE_INTERVAL_SECONDS", &settings::node_observe_interval_seconds,
        rule::positive},
       {"MG_NODE_OBSERVE_BATCH_SIZE", &settings::node_observe_batch_size, rule::at_least_one},

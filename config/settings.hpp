@@ -34,6 +34,9 @@ struct settings {
   // of a node waiting on commits and the provider, so a few keep the
   // database busy instead of one waiting in turn.
   int node_dispatchers = 4;
+  // MG_NODE_DISPATCH_BATCH_SIZE (>= 1): READY nodes one claim transaction
+  // may take, only of executors that claim in batch (wake-ups off: 1).
+  int node_dispatch_batch_size = 32;
   double node_observe_interval_seconds = 5; // MG_NODE_OBSERVE_INTERVAL_SECONDS
   int node_observe_batch_size = 10;         // MG_NODE_OBSERVE_BATCH_SIZE
   int node_observe_concurrency = 4;         // MG_NODE_OBSERVE_CONCURRENCY (1..64): own connections

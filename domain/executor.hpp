@@ -140,6 +140,13 @@ public:
     (void)ctx;
     (void)action;
   }
+  /// SPEC §1 batched claims: true only when preflight and prepare of this
+  /// node do no I/O and never wait, so a claim transaction may hold other
+  /// requests' locks while they run. Off unless an executor promises it.
+  virtual bool claims_in_batch(const execution_context& ctx) const {
+    (void)ctx;
+    return false;
+  }
 };
 
 class signer {
@@ -149,6 +156,9 @@ public:
   /// intent.allowed_payload_hash.
   virtual sign_result sign(const sign_request& req) = 0;
   virtual health_result health() = 0;
+  /// True only when sign does no I/O and never waits (see
+  /// executor::claims_in_batch).
+  virtual bool signs_in_process() const { return false; }
 };
 
 /// Providers that come and go while the process runs (a sibling's remote

@@ -108,6 +108,21 @@ std::string canonical(const value& v) {
   return write(v, true);
 }
 
+std::string merge_members(std::string_view base, std::string_view overlay) {
+  auto extra = parse(overlay);
+  if (!extra || !extra->IsObject() || extra->MemberCount() == 0)
+    return std::string(base);
+  auto merged = parse_trusted(base, "merge base");
+  if (!merged.IsObject())
+    merged.SetObject();
+  auto& alloc = merged.GetAllocator();
+  for (auto& m : extra->GetObject()) {
+    merged.RemoveMember(m.name);
+    merged.AddMember(value(m.name, alloc), value(m.value, alloc), alloc);
+  }
+  return dump(merged);
+}
+
 std::string get_string(const value& v, const char* key, std::string fallback) {
   if (!v.IsObject())
     return fallback;

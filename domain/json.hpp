@@ -37,6 +37,11 @@ std::string canonical(const value& v);
 /// Member `key` of object `v` as a string, or `fallback`.
 std::string get_string(const value& v, const char* key, std::string fallback = {});
 
+/// `base` with the members of `overlay` set over it, as PostgreSQL's
+/// `jsonb || jsonb` does for two objects. `base` is our own text (parsed as
+/// trusted); an `overlay` that is not a JSON object leaves `base` as it is.
+std::string merge_members(std::string_view base, std::string_view overlay);
+
 /// Quotes and escapes `s` as a JSON string literal; ill-formed UTF-8 in `s`
 /// is replaced by U+FFFD, so the result is always valid.
 std::string quote(std::string_view s);

@@ -31,6 +31,8 @@ public:
   domain::sign_result sign(const domain::sign_request& req) override;
   /// Up, with signer_address = the key's EVM address.
   domain::health_result health() override;
+  /// The key is in memory: signing never waits.
+  bool signs_in_process() const override { return true; }
 
   /// `0x` + 40 lower-case hex: the last 20 bytes of Keccak-256 of the
   /// uncompressed public key without its 0x04 prefix.

@@ -104,17 +104,7 @@ std::string submit_refs(const domain::execution_context& ctx, const sim_config& 
       .member("withdrawal_id", "wd-" + digest.substr(0, 16))
       .member("tx_hash", "0x" + digest)
       .end_object();
-  std::string refs = w.str();
-  if (c.extra_refs == "{}")
-    return refs;
-  auto merged = json::parse_trusted(refs, "sim refs");
-  auto extra = json::parse_trusted(c.extra_refs, "config.sim.provider_refs");
-  auto& alloc = merged.GetAllocator();
-  for (auto& m : extra.GetObject()) {
-    merged.RemoveMember(m.name.GetString());
-    merged.AddMember(json::value(m.name, alloc), json::value(m.value, alloc), alloc);
-  }
-  return json::dump(merged);
+  return json::merge_members(w.str(), c.extra_refs);
 }
 
 db::sim_ledger_key ledger_key(const domain::execution_context& ctx) {
@@ -236,6 +226,10 @@ domain::recover_result sim_executor::recover(const domain::execution_context& ct
   out.result.provider_refs = submit_refs(ctx, c);
   out.result.provider_ref_id = "sim-" + ctx.idempotency_key;
   return out;
+}
+
+bool sim_executor::claims_in_batch(const domain::execution_context& ctx) const {
+  return read_config(ctx).latency_ms <= 0;
 }
 
 domain::sign_result sim_signer::sign(const domain::sign_request& req) {

@@ -25,6 +25,8 @@ public:
   domain::step_result observe(const domain::execution_context& ctx) override;
   domain::recover_result recover(const domain::execution_context& ctx) override;
   domain::health_result health() override { return {}; }
+  /// Only at `latency_ms = 0`: preflight and prepare then only compute.
+  bool claims_in_batch(const domain::execution_context& ctx) const override;
 
 private:
   std::shared_ptr<db::connection_pool> ledger_;
@@ -40,6 +42,7 @@ public:
       : accepted_formats_(std::move(accepted_formats)) {}
   domain::sign_result sign(const domain::sign_request& req) override;
   domain::health_result health() override;
+  bool signs_in_process() const override { return true; }
 
   static constexpr const char* address = "0x5157000000000000000000000000000000005157";
 

@@ -7,7 +7,7 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config ccache # ccache: rebuilds of several checkouts share one cache
   libcaf-dev libpqxx-dev libpq-dev rapidjson-dev libcpp-httplib-dev
   libboost-test-dev libssl-dev libcrypto++-dev libsecp256k1-dev
   postgresql postgresql-contrib

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include "actors/metrics.hpp"
 #include "actors/workers/cctp_caller_check.hpp"
 #include "actors/workers/node_result.hpp"
+#include "actors/workers/observation.hpp"
 #include "actors/workers/step_proof.hpp"
 #include "config/log.hpp"
 #include "domain/cctp_caller.hpp"
@@ -188,45 +190,89 @@ pre_submit run_prepare(pqxx::work& tx, const db::claimed_node& n, ready_to_submi
   }
 }
 
-/// How a claim transaction ended.
-struct claim_end {
-  std::optional<ready_to_submit> submit; // SUBMITTING committed: submit this
-  bool deferred = false;                 // still READY, waiting out its retry delay
+/// What a claim reads before it writes anything: the plan, the attempt's
+/// context and the executor, or why the node cannot be dispatched.
+struct claim_inputs {
+  std::shared_ptr<const db::stored_plan> stored;
+  domain::execution_context ctx;
+  domain::executor* executor = nullptr;
+  std::string error_code; // set: the node FAILS with it at this claim
+  std::string error_detail;
 };
 
-/// The claim transaction: everything up to the SUBMITTING commit.
+claim_inputs read_claim_inputs(pqxx::work& tx, const db::claimed_node& n, const engine& e) {
+  claim_inputs in;
+  auto refuse = [&](std::string code, std::string detail) {
+    in.error_code = std::move(code);
+    in.error_detail = std::move(detail);
+    return std::move(in);
+  };
+  if (n.attempt_no >= e.settings.node_max_attempts)
+    return refuse("MAX_ATTEMPTS", "attempt " + std::to_string(n.attempt_no + 1) + " would exceed " +
+                                      std::to_string(e.settings.node_max_attempts));
+  in.stored = e.plans.get(tx, n.template_key, n.template_version);
+  if (in.stored->graph_hash != n.compiled_plan_hash)
+    return refuse("PLAN_HASH_DRIFT", "template hash no longer matches the request's plan hash");
+  auto built = db::build_context(tx, n, *in.stored, n.attempt_no + 1);
+  if (!built.ok)
+    return refuse(built.error_code, built.error_detail);
+  in.ctx = std::move(built.ctx);
+  in.executor = e.providers.find_executor(n.executor_key);
+  if (!in.executor)
+    return refuse("EXECUTOR_NOT_FOUND", "no executor '" + n.executor_key + "'");
+  return in;
+}
+
+/// SPEC §1 batched claims: the executor (and the signer, when the node is
+/// signed) promise that nothing before SUBMITTING does I/O or waits.
+bool claims_in_batch(const db::claimed_node& n, const claim_inputs& in, const engine& e) {
+  if (!in.error_code.empty() || !in.executor->claims_in_batch(in.ctx))
+    return false;
+  if (!n.signing_required)
+    return true;
+  auto* signer = n.signer_key.empty() ? nullptr : e.providers.find_signer(n.signer_key);
+  return signer && signer->signs_in_process();
+}
+
+/// How a claim ended.
+struct claim_end {
+  std::optional<ready_to_submit> submit; // SUBMITTING written: submit this once committed
+  bool deferred = false;                 // still READY, waiting out its retry delay
+  bool batchable = false;                // may share its claim transaction with others
+  bool left = false;                     // not batchable in a batch: untouched, still READY
+};
+
+/// One node's claim inside `tx`: everything up to its SUBMITTING write.
+/// With `batch_only`, a node that may not share the transaction is left
+/// as it was (its row stays locked until `tx` ends, then a later pass
+/// claims it on its own).
 claim_end run_claim(pqxx::work& tx, db::claimed_node n, const engine& e, db::event_batch& events,
-                    pass_result& out) {
+                    pass_result& out, bool batch_only) {
   const auto claimed_at = std::chrono::steady_clock::now();
+  auto in = read_claim_inputs(tx, n, e);
+  const bool batchable = claims_in_batch(n, in, e);
+  if (batch_only && !batchable)
+    return claim_end{std::nullopt, false, false, true};
   mark_executing(tx, n, events);
   auto fail = [&](const std::string& code, const std::string& detail) {
     settle_in_claim(tx, n, node_state::failed, code, detail, events, out);
-    return claim_end{};
+    return claim_end{std::nullopt, false, batchable, false};
   };
-  if (n.attempt_no >= e.settings.node_max_attempts)
-    return fail("MAX_ATTEMPTS", "attempt " + std::to_string(n.attempt_no + 1) + " would exceed " +
-                                    std::to_string(e.settings.node_max_attempts));
-  auto stored = e.plans.get(tx, n.template_key, n.template_version);
-  if (stored->graph_hash != n.compiled_plan_hash)
-    return fail("PLAN_HASH_DRIFT", "template hash no longer matches the request's plan hash");
-  auto built = db::build_context(tx, n, *stored, n.attempt_no + 1);
-  if (!built.ok)
-    return fail(built.error_code, built.error_detail);
-  auto* executor = e.providers.find_executor(n.executor_key);
-  if (!executor)
-    return fail("EXECUTOR_NOT_FOUND", "no executor '" + n.executor_key + "'");
+  if (!in.error_code.empty())
+    return fail(in.error_code, in.error_detail);
 
   n.node_state = "PREPARING"; // lives only inside this transaction
-  ready_to_submit r{n, std::move(built.ctx), {}, std::nullopt, executor, std::nullopt};
+  ready_to_submit r{n, std::move(in.ctx), {}, std::nullopt, in.executor, std::nullopt};
   if (n.seconds_since_predecessors >= 0)
     r.predecessors_done =
         claimed_at - std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                          std::chrono::duration<double>(n.seconds_since_predecessors));
-  auto how = run_preflight(tx, n, *stored, r, e, events, out);
+  auto how = run_preflight(tx, n, *in.stored, r, e, events, out);
   if (how == pre_submit::go_on)
     how = run_prepare(tx, n, r, e, events, out);
   if (how != pre_submit::go_on)
-    return claim_end{std::nullopt, how == pre_submit::deferred};
+    return claim_end{std::nullopt, how == pre_submit::deferred, batchable, false};
+  auto* executor = r.executor;
   // From here a refusal also gives back what prepare reserved.
   auto abandon = [&](const std::string& code, const std::string& detail) {
     release_prepared(*executor, r.ctx, r.action);
@@ -274,7 +320,7 @@ claim_end run_claim(pqxx::work& tx, db::claimed_node n, const engine& e, db::eve
   r.node.attempt_no = attempt;
   r.node.claim_token = row[0].c_str();
   r.node.idempotency_key = r.ctx.idempotency_key;
-  return claim_end{std::move(r)};
+  return claim_end{std::move(r), false, batchable, false};
 }
 
 /// executor.submit, its answer checked (SPEC §4): one it may not give
@@ -298,72 +344,160 @@ domain::step_result call_submit(const ready_to_submit& r) {
   }
 }
 
-void commit_submit_result(pqxx::connection& c, const ready_to_submit& r,
-                          const domain::step_result& s, const engine& e, pass_result& out) {
-  pqxx::work tx(c);
-  db::event_batch events(r.node.request_id, e.settings.callback_max_attempts);
+/// A submitted node with its provider's answers, waiting for its result
+/// commit.
+struct submitted {
+  ready_to_submit r;
+  domain::step_result answer;
+  std::optional<domain::step_result> observation; // SPEC §1 inline first observation
+  bool stale = false; // recovery moved the node meanwhile: nothing written
+};
+
+bool in_flight(node_state s) {
+  return s == node_state::submitted || s == node_state::observing;
+}
+
+db::node_update submit_update(const ready_to_submit& r, const domain::step_result& s) {
   db::node_update u;
   u.next_state = *s.next_state;
   db::take_provider_result(u, s);
-  if (u.next_state == node_state::submitted || u.next_state == node_state::observing)
+  if (in_flight(u.next_state))
     u.next_observe_in_seconds = domain::observe_delay(r.node.action_type, s.retry_after_seconds);
-  events.add_artifact({r.node.id, r.node.attempt_no, "submit_proof", step_proof_json(s), ""});
-  events.add_generated_artifacts(r.node.id, r.node.attempt_no, s.generated_artifacts);
-  auto written = write_node_result(tx, r.node, u, events, e);
+  return u;
+}
+
+/// SPEC §1 inline first observation: an answer that asks to be observed at
+/// once is observed here, outside any lock, instead of by the observer
+/// (wake-ups off: never, as the reference).
+std::optional<domain::step_result> observe_at_once(const ready_to_submit& r,
+                                                   const domain::step_result& s, const engine& e) {
+  if (!e.settings.wakeups_enabled)
+    return std::nullopt;
+  auto u = submit_update(r, s);
+  if (!in_flight(u.next_state) || u.next_observe_in_seconds.value_or(1) != 0)
+    return std::nullopt;
+  auto ctx = r.ctx;
+  ctx.provider_refs = json::merge_members(r.node.provider_refs, s.provider_refs);
+  return call_observe(r.node, ctx, e);
+}
+
+/// The node as the observer would have read it after the submit result.
+db::claimed_node after_submit(const ready_to_submit& r, const db::node_update& u) {
+  db::claimed_node n = r.node;
+  n.node_state = std::string(domain::to_string(u.next_state));
+  n.provider_refs = json::merge_members(n.provider_refs, u.provider_refs.value_or("{}"));
+  return n;
+}
+
+/// Writes one submitted node's result (and its inline observation) into
+/// `tx`, each with its request's reconcile. Throws db::stale_write.
+void write_submitted(pqxx::work& tx, const submitted& item, const engine& e, pass_result& out) {
+  const auto& r = item.r;
+  db::event_batch events(r.node.request_id, e.settings.callback_max_attempts);
+  auto u = submit_update(r, item.answer);
+  events.add_artifact(
+      {r.node.id, r.node.attempt_no, "submit_proof", step_proof_json(item.answer), ""});
+  events.add_generated_artifacts(r.node.id, r.node.attempt_no, item.answer.generated_artifacts);
+  out.activated += write_node_result(tx, r.node, u, events, e).activated;
+  if (!item.observation) {
+    out.wake_observer |= in_flight(u.next_state);
+    return;
+  }
+  auto observed = after_submit(r, u);
+  auto ou = observation_update(observed, *item.observation);
+  db::event_batch observe_events(r.node.request_id, e.settings.callback_max_attempts);
+  add_observation_artifacts(observe_events, observed, *item.observation);
+  out.activated += write_node_result(tx, observed, ou, observe_events, e).activated;
+  if (ou.next_observe_in_seconds && *ou.next_observe_in_seconds == 0)
+    out.wake_observer = true;
+}
+
+/// All results of a claim in one transaction, in request id order (the
+/// lock order of multi-request transactions). With several, each is
+/// written under its own savepoint, so a stale one is undone alone.
+void commit_results(pqxx::connection& c, std::vector<submitted>& items, const engine& e,
+                    pass_result& out) {
+  pqxx::work tx(c);
+  pass_result part;
+  for (auto& item : items) {
+    if (item.stale)
+      continue;
+    if (items.size() == 1) {
+      write_submitted(tx, item, e, part);
+      continue;
+    }
+    db::item_savepoint sp(tx);
+    try {
+      write_submitted(tx, item, e, part);
+      sp.keep();
+    } catch (const db::stale_write& ex) {
+      sp.undo();
+      item.stale = true;
+      log::warn("stale submit result dropped",
+                {{"node_id", item.r.node.id}, {"detail", ex.what()}});
+    }
+  }
   tx.commit();
-  out.activated += written.activated;
-  out.wake_observer |=
-      u.next_state == node_state::submitted || u.next_state == node_state::observing;
+  out.activated += part.activated;
+  out.wake_observer |= part.wake_observer;
 }
 
 /// SPEC §1: a result commit that fails on a lost connection is retried
 /// after reconnecting (and one rolled back by a deadlock at once), still
-/// conditional on the claim token. If the
-/// database stays away, recovery finds the SUBMITTING node after its grace.
-void commit_with_retry(db::connection_slot& conn, const ready_to_submit& r,
-                       const domain::step_result& s, const engine& e, pass_result& out) {
+/// conditional on the claim tokens. If the database stays away, recovery
+/// finds the SUBMITTING nodes after their grace.
+void commit_with_retry(db::connection_slot& conn, std::vector<submitted>& items, const engine& e,
+                       pass_result& out) {
   constexpr int attempts = 30;
   for (int i = 1;; ++i) {
     try {
-      commit_submit_result(conn.get(), r, s, e, out);
+      commit_results(conn.get(), items, e, out);
       return;
     } catch (const db::stale_write& ex) {
-      ++out.stale;
-      log::warn("stale submit result dropped", {{"node_id", r.node.id}, {"detail", ex.what()}});
+      items.front().stale = true; // a single result: nothing else was in the transaction
+      log::warn("stale submit result dropped",
+                {{"node_id", items.front().r.node.id}, {"detail", ex.what()}});
       return;
     } catch (const pqxx::transaction_rollback& ex) {
       // Deadlock or serialization failure: nothing was written; try again.
       if (i == attempts)
         throw;
       log::warn("submit result commit rolled back; retrying",
-                {{"node_id", r.node.id}, {"try", i}, {"error", ex.what()}});
+                {{"nodes", static_cast<int>(items.size())}, {"try", i}, {"error", ex.what()}});
     } catch (const std::exception& ex) {
       if (!db::is_connection_error(ex) || i == attempts)
         throw;
       conn.reset();
       log::warn("submit result commit lost its connection; retrying",
-                {{"node_id", r.node.id}, {"try", i}});
+                {{"nodes", static_cast<int>(items.size())}, {"try", i}});
       std::this_thread::sleep_for(std::chrono::seconds(1));
     }
   }
 }
 
-/// Walks the unlocked FIFO candidates and claims the first free one. Each
-/// claim is the first statement of its own transaction: a miss rolls that
+/// Walks the unlocked FIFO candidates and claims free ones. The first claim
+/// is the first statement of its own transaction: a miss rolls that
 /// transaction back (releasing the skipped attempt's partial locks, as the
 /// reference's miss-only savepoint does) and a hit goes on in it, so a hit
-/// costs no SAVEPOINT/RELEASE round trips. Returns the node to submit, if
-/// the claim ended in SUBMITTING.
-std::optional<ready_to_submit> claim_and_prepare(db::connection_slot& conn, const engine& e,
-                                                 int lane, pass_result& out) {
+/// costs no SAVEPOINT/RELEASE round trips. When that node claims in batch,
+/// further nodes of other requests that do too join the transaction (each
+/// claim under the miss-only savepoint), up to the batch size; one COMMIT
+/// makes all their SUBMITTING rows durable. Returns the nodes to submit.
+std::vector<ready_to_submit> claim_and_prepare(db::connection_slot& conn, const engine& e, int lane,
+                                               pass_result& out) {
   const auto& network_class = e.settings.network_class;
+  const size_t batch_size =
+      e.settings.wakeups_enabled
+          ? static_cast<size_t>(std::max(1, e.settings.node_dispatch_batch_size))
+          : 1;
+  const int window = std::max(candidate_window, static_cast<int>(batch_size));
   std::vector<std::string> tried; // missed or deferred in this pass
   size_t deferred = 0;
   for (;;) {
     std::vector<std::string> ids;
     {
       pqxx::nontransaction list(conn.get());
-      ids = db::dispatch_candidates(list, network_class, tried, candidate_window);
+      ids = db::dispatch_candidates(list, network_class, tried, window);
     }
     const size_t listed = ids.size();
     // Parallel dispatchers list the same FIFO head: each starts its walk at
@@ -371,36 +505,76 @@ std::optional<ready_to_submit> claim_and_prepare(db::connection_slot& conn, cons
     // miss each. The walk still covers every listed candidate.
     if (tried.empty() && listed > 0)
       std::rotate(ids.begin(), ids.begin() + lane % listed, ids.end());
+    std::optional<pqxx::work> tx;
+    bool batching = false; // the transaction's first claim claims in batch
+    size_t claims = 0;     // nodes this transaction claimed
+    std::set<std::string> requests;
+    std::vector<ready_to_submit> batch;
+    // A deferred node was looked at, not worked on: alone it still keeps
+    // the drain going (processed 1), but it does not add to the count.
+    auto finish = [&] {
+      if (out.processed == 0 && deferred > 0)
+        out.processed = 1;
+      return std::move(batch);
+    };
     for (auto& id : ids) {
-      pqxx::work tx(conn.get());
-      auto claimed =
-          db::claim_for_dispatch(tx, id, network_class, db::claim_scope::first_in_transaction);
+      if (claims >= batch_size)
+        break;
+      const bool first = !tx;
+      if (first)
+        tx.emplace(conn.get());
+      auto claimed = db::claim_for_dispatch(*tx, id, network_class,
+                                            first ? db::claim_scope::first_in_transaction
+                                                  : db::claim_scope::savepoint);
       if (!claimed) {
-        tx.abort();
+        if (first)
+          tx.reset(); // rolls back, releasing any partial lock
         tried.push_back(id);
         continue;
       }
-      out.processed = 1;
+      if (!first && !requests.insert(claimed->request_id).second)
+        continue; // one node per request and transaction: the next pass takes it
       db::event_batch events(claimed->request_id, e.settings.callback_max_attempts);
       if (claimed->has_callback)
         events.set_has_callback(*claimed->has_callback);
-      auto end = run_claim(tx, *claimed, e, events, out);
-      events.flush(tx);
-      tx.commit();
-      if (end.deferred) {
+      auto end = run_claim(*tx, *claimed, e, events, out, !first);
+      if (end.left)
+        continue;
+      if (!end.deferred)
+        ++out.processed;
+      ++claims;
+      events.flush(*tx);
+      if (first) {
+        batching = end.batchable && batch_size > 1;
+        requests.insert(claimed->request_id);
+      }
+      if (end.submit)
+        batch.push_back(std::move(*end.submit));
+      else if (end.deferred) {
         // Nothing was done for it: the nodes behind it are not held up.
         tried.push_back(id);
         ++deferred;
-        continue;
       }
-      return std::move(end.submit);
+      if (!batching) {
+        tx->commit();
+        tx.reset();
+        claims = 0;
+        requests.clear();
+        if (!batch.empty() || !end.deferred)
+          return finish(); // a node on its own, submitted or settled
+      }
     }
-    if (static_cast<int>(listed) < candidate_window) {
+    if (tx) {
+      tx->commit();
+      if (claims > 0)
+        return finish();
+    }
+    if (static_cast<int>(listed) < window) {
       // Work exists but its rows are busy (observer or reconcile hold the
       // request): look again shortly instead of after a full interval.
       if (tried.size() > deferred)
         out.busy = true;
-      return std::nullopt;
+      return finish();
     }
   }
 }
@@ -433,17 +607,27 @@ void record_hop(const ready_to_submit& r, const domain::step_result& s) {
 pass_result dispatch_pass(db::connection_slot& conn, const engine& e, int lane) {
   pass_result out;
   hop_histogram(); // exported (empty) before the first hop
-  auto submit = claim_and_prepare(conn, e, lane, out);
-  if (!submit)
-    return out;
-  auto result = call_submit(*submit);
-  if (result.error_code == domain::fenced_error_code) {
-    ++out.stale;
-    log::warn("submit refused: attempt was fenced by recovery", {{"node_id", submit->node.id}});
-    return out;
+  auto claimed = claim_and_prepare(conn, e, lane, out);
+  std::vector<submitted> results;
+  for (auto& r : claimed) {
+    auto answer = call_submit(r);
+    if (answer.error_code == domain::fenced_error_code) {
+      ++out.stale;
+      log::warn("submit refused: attempt was fenced by recovery", {{"node_id", r.node.id}});
+      continue;
+    }
+    record_hop(r, answer);
+    auto observation = observe_at_once(r, answer, e);
+    results.push_back({std::move(r), std::move(answer), std::move(observation)});
   }
-  record_hop(*submit, result);
-  commit_with_retry(conn, *submit, result, e, out);
+  if (results.empty())
+    return out;
+  std::sort(results.begin(), results.end(), [](const submitted& a, const submitted& b) {
+    return a.r.node.request_id < b.r.node.request_id;
+  });
+  commit_with_retry(conn, results, e, out);
+  for (auto& item : results)
+    out.stale += item.stale ? 1 : 0;
   return out;
 }
 

@@ -4,11 +4,9 @@
 #include <stdexcept>
 
 #include "actors/workers/node_result.hpp"
-#include "actors/workers/step_proof.hpp"
+#include "actors/workers/observation.hpp"
 #include "config/log.hpp"
 #include "domain/json.hpp"
-#include "domain/provider_answer.hpp"
-#include "domain/timing.hpp"
 #include "persistence/context_loader.hpp"
 #include "persistence/node_store.hpp"
 
@@ -37,40 +35,6 @@ bool timed_out(const db::claimed_node& n, const db::stored_plan& stored, const e
   return limit > 0 && n.seconds_since_started > limit;
 }
 
-db::node_update update_from(const db::claimed_node& n, const domain::step_result& r) {
-  auto current = *domain::parse_node_state(n.node_state);
-  db::node_update u;
-  u.next_state = r.next_state.value_or(current);
-  db::take_provider_result(u, r);
-  u.observed = true;
-  if (u.next_state == node_state::submitted || u.next_state == node_state::observing)
-    u.next_observe_in_seconds = domain::observe_delay(n.action_type, r.retry_after_seconds);
-  return u;
-}
-
-/// executor.observe, its answer checked (SPEC §4): a failed call keeps the
-/// state (asked again after the usual interval); an answer observe may not
-/// give — READY, SKIPPED, anything unknown, a malformed document — leaves
-/// the node UNKNOWN with PROVIDER_PROTOCOL_ERROR, settled at once.
-domain::step_result call_observe(const db::claimed_node& n, const domain::execution_context& ctx,
-                                 const engine& e) {
-  using domain::executor_step;
-  auto* executor = e.providers.find_executor(n.executor_key);
-  try {
-    if (!executor)
-      throw domain::executor_error("no executor '" + n.executor_key + "'");
-    return domain::checked_answer(executor_step::observe, executor->observe(ctx));
-  } catch (const domain::provider_protocol_error& ex) {
-    log::warn("observe answer refused", {{"node_id", n.id}, {"detail", ex.what()}});
-    return domain::protocol_violation(executor_step::observe, {}, ex.what());
-  } catch (const std::exception& ex) {
-    log::warn("observe failed", {{"node_id", n.id}, {"detail", ex.what()}});
-    domain::step_result r;
-    r.error_detail = ex.what();
-    return r;
-  }
-}
-
 /// Observes one claimed node inside `tx` (the claim's transaction).
 void observe_claimed(pqxx::work& tx, const db::claimed_node& n, const engine& e, pass_result& out) {
   db::event_batch events(n.request_id, e.settings.callback_max_attempts);
@@ -84,9 +48,8 @@ void observe_claimed(pqxx::work& tx, const db::claimed_node& n, const engine& e,
   } else {
     auto built = db::build_context(tx, n, *stored, n.attempt_no);
     auto r = call_observe(n, built.ctx, e);
-    u = update_from(n, r);
-    events.add_artifact({n.id, n.attempt_no, "observe_proof", step_proof_json(r), ""});
-    events.add_generated_artifacts(n.id, n.attempt_no, r.generated_artifacts);
+    u = observation_update(n, r);
+    add_observation_artifacts(events, n, r);
   }
   out.activated += write_node_result(tx, n, u, events, e).activated;
   if (u.next_observe_in_seconds && *u.next_observe_in_seconds == 0)

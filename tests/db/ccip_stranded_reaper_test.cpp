@@ -88,7 +88,8 @@ long unknown_events(db_fixture& f, const std::string& request) {
 
 BOOST_AUTO_TEST_SUITE(ccip_stranded_reaper)
 
-BOOST_FIXTURE_TEST_CASE(aged_intent_strands_and_its_node_goes_unknown_with_event, db_fixture) {
+BOOST_FIXTURE_TEST_CASE(aged_intent_strands_and_its_node_goes_unknown_with_event,
+                        reference_db_fixture) {
   auto s = submitted_sends(*this, 1)[0];
   auto token_before = node_col(*this, s.node, "claim_token");
   workers::ccip_reap_counts counts;
@@ -125,7 +126,7 @@ BOOST_FIXTURE_TEST_CASE(aged_intent_strands_and_its_node_goes_unknown_with_event
   BOOST_TEST(unknown_events(*this, s.request) == 1);
 }
 
-BOOST_FIXTURE_TEST_CASE(recovery_resolves_the_reaped_node_from_the_provider, db_fixture) {
+BOOST_FIXTURE_TEST_CASE(recovery_resolves_the_reaped_node_from_the_provider, reference_db_fixture) {
   auto s = submitted_sends(*this, 1)[0];
   BOOST_TEST(workers::ccip_stranded_reaper_pass(conn, settings).processed == 1);
   workers::recovery_counts rc;
@@ -135,7 +136,7 @@ BOOST_FIXTURE_TEST_CASE(recovery_resolves_the_reaped_node_from_the_provider, db_
   BOOST_TEST(node_col(*this, s.node, "node_state") == "COMPLETED");
 }
 
-BOOST_FIXTURE_TEST_CASE(young_intent_is_untouched, db_fixture) {
+BOOST_FIXTURE_TEST_CASE(young_intent_is_untouched, reference_db_fixture) {
   auto s = submitted_sends(*this, 1, 60)[0]; // one minute old, threshold one hour
   BOOST_TEST(workers::ccip_stranded_reaper_pass(conn, settings).processed == 0);
   BOOST_TEST(intent_col(*this, s.intent, "status") == "pending");
@@ -147,7 +148,7 @@ BOOST_FIXTURE_TEST_CASE(young_intent_is_untouched, db_fixture) {
   BOOST_TEST(node_col(*this, s.node, "node_state") == "UNKNOWN");
 }
 
-BOOST_FIXTURE_TEST_CASE(resolved_intent_is_never_reaped, db_fixture) {
+BOOST_FIXTURE_TEST_CASE(resolved_intent_is_never_reaped, reference_db_fixture) {
   auto s = submitted_sends(*this, 1)[0];
   {
     pqxx::work tx(*other);
@@ -164,13 +165,13 @@ BOOST_FIXTURE_TEST_CASE(resolved_intent_is_never_reaped, db_fixture) {
   BOOST_TEST(!db::resolve_ccip_send_intent(tx, s.intent, "0xother"));
 }
 
-BOOST_FIXTURE_TEST_CASE(recording_the_same_attempt_twice_keeps_one_intent, db_fixture) {
+BOOST_FIXTURE_TEST_CASE(recording_the_same_attempt_twice_keeps_one_intent, reference_db_fixture) {
   auto s = submitted_sends(*this, 1)[0];
   BOOST_TEST(record_intent(*this, s.request, s.node) == s.intent);
   BOOST_TEST(count("SELECT count(*) FROM ccip_send_intent") == 1);
 }
 
-BOOST_FIXTURE_TEST_CASE(other_network_class_is_left_to_its_own_reaper, db_fixture) {
+BOOST_FIXTURE_TEST_CASE(other_network_class_is_left_to_its_own_reaper, reference_db_fixture) {
   auto s = submitted_sends(*this, 1)[0];
   exec("UPDATE movement_requests SET network_class = 'testnet'");
   BOOST_TEST(workers::ccip_stranded_reaper_pass(conn, settings).processed == 0);
@@ -179,7 +180,8 @@ BOOST_FIXTURE_TEST_CASE(other_network_class_is_left_to_its_own_reaper, db_fixtur
   BOOST_TEST(workers::ccip_stranded_reaper_pass(conn, settings).processed == 1);
 }
 
-BOOST_FIXTURE_TEST_CASE(node_that_moved_on_is_not_touched_but_the_operator_hears, db_fixture) {
+BOOST_FIXTURE_TEST_CASE(node_that_moved_on_is_not_touched_but_the_operator_hears,
+                        reference_db_fixture) {
   auto sends = submitted_sends(*this, 2);
   // One node completed meanwhile; the other is on a later attempt.
   exec("UPDATE movement_request_nodes SET node_state = 'COMPLETED' WHERE id = '" + sends[0].node +
@@ -200,7 +202,7 @@ BOOST_FIXTURE_TEST_CASE(node_that_moved_on_is_not_touched_but_the_operator_hears
                    " AND payload->>'sent_to_recovery' = 'false'") == 2);
 }
 
-BOOST_FIXTURE_TEST_CASE(locked_request_is_skipped_not_waited_for, db_fixture) {
+BOOST_FIXTURE_TEST_CASE(locked_request_is_skipped_not_waited_for, reference_db_fixture) {
   auto s = submitted_sends(*this, 1)[0];
   {
     // A reconcile (or another reaper) holds the request row.
@@ -217,7 +219,8 @@ BOOST_FIXTURE_TEST_CASE(locked_request_is_skipped_not_waited_for, db_fixture) {
   BOOST_TEST(node_col(*this, s.node, "node_state") == "UNKNOWN");
 }
 
-BOOST_FIXTURE_TEST_CASE(two_reapers_on_two_connections_reap_each_intent_once, db_fixture) {
+BOOST_FIXTURE_TEST_CASE(two_reapers_on_two_connections_reap_each_intent_once,
+                        reference_db_fixture) {
   const int n = 40;
   auto sends = submitted_sends(*this, n);
   db::connection_slot second(url);

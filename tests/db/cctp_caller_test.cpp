@@ -35,7 +35,7 @@ std::string burn_then_mint(const std::string& key, const std::string& config,
    "edges": [["burn", "mint"]]})";
 }
 
-struct cctp_fixture : db_fixture {
+struct cctp_fixture : reference_db_fixture {
   cctp_fixture() {
     // A second signer for the mint side (its own key, enrolled separately).
     ctx->providers.signers["mint"] = std::make_shared<executors::sim_signer>();

@@ -97,7 +97,7 @@ BOOST_FIXTURE_TEST_CASE(no_callback_url_writes_no_outbox_row_and_fires_no_trigge
 }
 
 BOOST_FIXTURE_TEST_CASE(node_results_and_reconciles_skip_the_outbox_without_callback_url,
-                        db_fixture) {
+                        reference_db_fixture) {
   add_template(chain2);
   {
     pqxx::nontransaction tx(conn.get());

@@ -92,7 +92,7 @@ struct refusing_signer : domain::signer {
 
 BOOST_AUTO_TEST_SUITE(dispatch)
 
-BOOST_FIXTURE_TEST_CASE(two_transactions_never_claim_the_same_node, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(two_transactions_never_claim_the_same_node, test::reference_db_fixture) {
   add_template(one_node("solo"));
   std::vector<std::string> requests;
   for (int i = 0; i < 3; ++i)
@@ -124,7 +124,7 @@ BOOST_FIXTURE_TEST_CASE(two_transactions_never_claim_the_same_node, test::db_fix
   tx1.abort();
 }
 
-BOOST_FIXTURE_TEST_CASE(concurrent_dispatchers_submit_each_node_once, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(concurrent_dispatchers_submit_each_node_once, test::reference_db_fixture) {
   add_template(one_node("solo"));
   constexpr int n = 40;
   for (int i = 0; i < n; ++i)
@@ -169,7 +169,7 @@ BOOST_FIXTURE_TEST_CASE(concurrent_dispatchers_submit_each_node_once, test::db_f
                    " AND payload->>'node_state' = 'SUBMITTING'") == n);
 }
 
-BOOST_FIXTURE_TEST_CASE(fifo_by_request_created_at, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(fifo_by_request_created_at, test::reference_db_fixture) {
   add_template(one_node("solo"));
   auto x = create_and_approve("solo");
   auto y = create_and_approve("solo");
@@ -206,7 +206,7 @@ BOOST_FIXTURE_TEST_CASE(fifo_by_request_created_at, test::db_fixture) {
   BOOST_TEST(ledger_order == x + "," + y + "," + z);
 }
 
-BOOST_FIXTURE_TEST_CASE(miss_releases_partial_locks, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(miss_releases_partial_locks, test::reference_db_fixture) {
   add_template(one_node("solo"));
   auto r1 = create_and_approve("solo");
   auto r2 = create_and_approve("solo");
@@ -257,7 +257,8 @@ BOOST_FIXTURE_TEST_CASE(miss_releases_partial_locks, test::db_fixture) {
 // The dispatcher's own walk: each claim is the first statement of its
 // transaction, so ending that transaction is what releases a miss's
 // partial locks (no savepoint round trips on a hit).
-BOOST_FIXTURE_TEST_CASE(first_in_transaction_claim_releases_a_miss_when_it_ends, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(first_in_transaction_claim_releases_a_miss_when_it_ends,
+                        test::reference_db_fixture) {
   add_template(one_node("solo"));
   auto r1 = create_and_approve("solo");
   auto r2 = create_and_approve("solo");
@@ -295,7 +296,7 @@ BOOST_FIXTURE_TEST_CASE(first_in_transaction_claim_releases_a_miss_when_it_ends,
   holder.abort();
 }
 
-BOOST_FIXTURE_TEST_CASE(claim_filters, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(claim_filters, test::reference_db_fixture) {
   add_template(one_node("solo"));
   add_template(one_node("manual", "manual_confirm"));
   auto paused = create_and_approve("solo");
@@ -337,7 +338,7 @@ BOOST_FIXTURE_TEST_CASE(claim_filters, test::db_fixture) {
   BOOST_TEST(node_col(*this, nn, "node_state") == "SUBMITTED");
 }
 
-BOOST_FIXTURE_TEST_CASE(write_ahead_submitting_and_first_dispatch, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(write_ahead_submitting_and_first_dispatch, test::reference_db_fixture) {
   add_template(R"({"template_key": "pair", "version": 1, "nodes": [
     {"node_key": "a", "action_type": "chain_transfer", "executor_key": "sim"},
     {"node_key": "b", "action_type": "chain_transfer", "executor_key": "sim"}]})");
@@ -370,7 +371,7 @@ BOOST_FIXTURE_TEST_CASE(write_ahead_submitting_and_first_dispatch, test::db_fixt
                    "' AND event_type = 'request_executing'") == 1);
 }
 
-BOOST_FIXTURE_TEST_CASE(submitting_is_committed_before_submit, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(submitting_is_committed_before_submit, test::reference_db_fixture) {
   // Every sim call sleeps 600 ms: the SUBMITTING row must be visible (and
   // the provider's ledger still empty) while submit runs.
   add_template(one_node("slow", "chain_transfer", R"("config": {"sim": {"latency_ms": 600}})"));
@@ -405,7 +406,7 @@ BOOST_FIXTURE_TEST_CASE(submitting_is_committed_before_submit, test::db_fixture)
   BOOST_TEST(ledger_rows(*this, a) == 1);
 }
 
-BOOST_FIXTURE_TEST_CASE(sixth_attempt_fails_with_max_attempts, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(sixth_attempt_fails_with_max_attempts, test::reference_db_fixture) {
   add_template(one_node("solo"));
   auto fifth = create_and_approve("solo");
   auto sixth = create_and_approve("solo");
@@ -433,7 +434,7 @@ BOOST_FIXTURE_TEST_CASE(sixth_attempt_fails_with_max_attempts, test::db_fixture)
   BOOST_TEST(snapshot(sixth).request_state == "FAILED");
 }
 
-BOOST_FIXTURE_TEST_CASE(stale_result_changes_nothing, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(stale_result_changes_nothing, test::reference_db_fixture) {
   add_template(one_node("solo"));
   auto id = create_and_approve("solo");
   auto a = node_id(*this, id);
@@ -496,7 +497,7 @@ BOOST_FIXTURE_TEST_CASE(stale_result_changes_nothing, test::db_fixture) {
   BOOST_TEST(request_col(*this, id, "dispatch_paused") == "t");
 }
 
-BOOST_FIXTURE_TEST_CASE(unresolved_ref_and_plan_drift_fail_the_node, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(unresolved_ref_and_plan_drift_fail_the_node, test::reference_db_fixture) {
   add_template(one_node("refs", "chain_transfer", R"("config": {"x": "$ref:input.missing"})"));
   add_template(one_node("solo"));
   auto unresolved = create_and_approve("refs");
@@ -527,7 +528,7 @@ BOOST_FIXTURE_TEST_CASE(unresolved_ref_and_plan_drift_fail_the_node, test::db_fi
   BOOST_TEST(node_state(resolved, "a") == "SUBMITTED");
 }
 
-BOOST_FIXTURE_TEST_CASE(sim_outcomes_at_dispatch, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(sim_outcomes_at_dispatch, test::reference_db_fixture) {
   add_template(
       one_node("f_pre", "chain_transfer", R"("config": {"sim": {"fail_at": "preflight"}})"));
   add_template(
@@ -575,7 +576,7 @@ BOOST_FIXTURE_TEST_CASE(sim_outcomes_at_dispatch, test::db_fixture) {
   BOOST_TEST(request_col(*this, unk, "dispatch_paused") == "t");
 }
 
-BOOST_FIXTURE_TEST_CASE(submit_answering_completed_or_observing, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(submit_answering_completed_or_observing, test::reference_db_fixture) {
   add_template(
       one_node("s_done", "chain_transfer", R"("config": {"sim": {"submit_to": "COMPLETED"}})"));
   add_template(one_node("s_obs", "chain_transfer",
@@ -605,7 +606,8 @@ BOOST_FIXTURE_TEST_CASE(submit_answering_completed_or_observing, test::db_fixtur
   BOOST_TEST(snapshot(obs).request_state == "EXECUTING");
 }
 
-BOOST_FIXTURE_TEST_CASE(provider_context_merges_predecessors_in_plan_order, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(provider_context_merges_predecessors_in_plan_order,
+                        test::reference_db_fixture) {
   // Both predecessors give the same key; "z_first" comes first in the plan,
   // so "a_second" (later in the plan) wins, whatever order rows come back in.
   add_template(R"({"template_key": "fan_in", "version": 1,
@@ -635,7 +637,7 @@ BOOST_FIXTURE_TEST_CASE(provider_context_merges_predecessors_in_plan_order, test
   BOOST_TEST(pc["only_a"].GetInt() == 2);
 }
 
-BOOST_FIXTURE_TEST_CASE(signing, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(signing, test::reference_db_fixture) {
   add_template(one_node("unsigned", "chain_transfer", R"("signing_required": true)"));
   add_template(
       one_node("signed", "chain_transfer", R"("signing_required": true, "signer_key": "sim")"));
@@ -659,7 +661,7 @@ BOOST_FIXTURE_TEST_CASE(signing, test::db_fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(a_claim_ending_before_submitting_gives_back_what_prepare_reserved,
-                        test::db_fixture) {
+                        test::reference_db_fixture) {
   auto probe = std::make_shared<abandon_probe>();
   ctx->providers.executors["probe"] = probe;
   ctx->providers.signers["refuser"] = std::make_shared<refusing_signer>();
@@ -697,7 +699,7 @@ BOOST_FIXTURE_TEST_CASE(a_claim_ending_before_submitting_gives_back_what_prepare
   BOOST_TEST(probe->abandoned.size() == 3u);
 }
 
-BOOST_FIXTURE_TEST_CASE(events_get_outbox_rows_with_a_callback_url, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(events_get_outbox_rows_with_a_callback_url, test::reference_db_fixture) {
   add_template(one_node("solo"));
   auto with_cb = create("solo", "{}", "https://example.test/cb");
   approve(with_cb);
@@ -734,7 +736,8 @@ BOOST_FIXTURE_TEST_CASE(events_get_outbox_rows_with_a_callback_url, test::db_fix
 // Lock order request → node for every writer: a result commit waits for a
 // reconcile holding the request instead of locking the node first (the event
 // rows' foreign key would then wait for the request: a deadlock).
-BOOST_FIXTURE_TEST_CASE(result_commit_locks_the_request_before_the_node, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(result_commit_locks_the_request_before_the_node,
+                        test::reference_db_fixture) {
   add_template(one_node("lockorder"));
   auto id = create_and_approve("lockorder");
   auto nid = node_id(*this, id);

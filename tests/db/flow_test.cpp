@@ -19,7 +19,7 @@ const char* chain2 = R"({"template_key": "chain2", "version": 1,
 
 BOOST_AUTO_TEST_SUITE(flow)
 
-BOOST_FIXTURE_TEST_CASE(chain_completes_through_the_passes, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(chain_completes_through_the_passes, test::reference_db_fixture) {
   add_template(chain2);
   auto id = create_and_approve("chain2");
   BOOST_TEST(node_state(id, "a") == "READY");
@@ -105,7 +105,7 @@ void drive(test::db_fixture& f, const std::string& id) {
 } // namespace
 
 BOOST_FIXTURE_TEST_CASE(failed_branch_waits_for_the_sibling_in_flight_then_gives_the_verdict,
-                        test::db_fixture) {
+                        test::reference_db_fixture) {
   add_template(fan_with_failing_leg);
   auto id = create_and_approve("fan_fail");
   workers::dispatch_pass(conn, engine());

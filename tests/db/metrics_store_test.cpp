@@ -93,8 +93,10 @@ BOOST_FIXTURE_TEST_CASE(heartbeats_carry_their_group_and_errors_in_a_row, metric
 BOOST_FIXTURE_TEST_CASE(a_successors_accepted_submit_is_one_hop_and_a_roots_is_none,
                         metrics_fixture) {
   add_template(R"({"template_key": "pair", "version": 1,
-    "nodes": [{"node_key": "a", "action_type": "chain_transfer", "executor_key": "sim"},
-              {"node_key": "b", "action_type": "chain_transfer", "executor_key": "sim"}],
+    "nodes": [{"node_key": "a", "action_type": "chain_transfer", "executor_key": "sim",
+               "config": {"sim": {"retry_after_seconds": 30}}},
+              {"node_key": "b", "action_type": "chain_transfer", "executor_key": "sim",
+               "config": {"sim": {"retry_after_seconds": 30}}}],
     "edges": [["a", "b"]]})");
   auto id = create_and_approve("pair");
   auto& hops = hop_histogram();

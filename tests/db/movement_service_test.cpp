@@ -252,7 +252,10 @@ BOOST_FIXTURE_TEST_CASE(concurrent_creates_with_one_key_make_one_request, servic
 // --- reads --------------------------------------------------------------------
 
 BOOST_FIXTURE_TEST_CASE(get_answers_the_movement_object, service_fixture) {
-  auto id = made_and_approved("solo");
+  // Looked at again in 30 s: still in flight when read.
+  add_template(
+      one_node("later", "chain_transfer", R"("config": {"sim": {"retry_after_seconds": 30}})"));
+  auto id = made_and_approved("later");
   workers::dispatch_pass(conn, engine());
   auto r = svc.get(alice, id);
   BOOST_TEST_REQUIRE(r.status == 200);
@@ -497,7 +500,8 @@ BOOST_FIXTURE_TEST_CASE(cancel_waits_for_a_dispatch_holding_the_request_and_lose
                         service_fixture) {
   // The sim's latency keeps the claim transaction (request + node locked)
   // open through preflight and prepare before it commits SUBMITTING.
-  add_template(one_node("slow", "chain_transfer", R"("config": {"sim": {"latency_ms": 400}})"));
+  add_template(one_node("slow", "chain_transfer",
+                        R"("config": {"sim": {"latency_ms": 400, "retry_after_seconds": 30}})"));
   auto id = made_and_approved("slow");
   auto dispatch = std::async(std::launch::async, [&] {
     db::connection_slot c(url);

@@ -41,7 +41,8 @@ std::string generated(db_fixture& f, const std::string& node) {
 
 BOOST_AUTO_TEST_SUITE(node_artifacts)
 
-BOOST_FIXTURE_TEST_CASE(submit_saves_its_proof_and_generated_artifacts, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(submit_saves_its_proof_and_generated_artifacts,
+                        test::reference_db_fixture) {
   add_template(sim_template("t", R"({"answer": {"submit": {"next_state": "SUBMITTED",
       "provider_state": "ACCEPTED", "provider_refs": {"tx": "0xabc"}, "provider_ref_id": "p-1",
       "generated_artifacts": [{"receipt": 1}]}}})"));
@@ -55,7 +56,8 @@ BOOST_FIXTURE_TEST_CASE(submit_saves_its_proof_and_generated_artifacts, test::db
   BOOST_TEST(generated(*this, n) == R"([{"receipt": 1}])");
 }
 
-BOOST_FIXTURE_TEST_CASE(observe_saves_its_proof_and_generated_artifacts, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(observe_saves_its_proof_and_generated_artifacts,
+                        test::reference_db_fixture) {
   add_template(sim_template("t", R"({"answer": {"observe": {"next_state": "COMPLETED",
       "provider_state": "FINAL", "provider_refs": {"block": 12}, "provider_ref_id": "o-1",
       "generated_artifacts": [{"o": 1}, {"o": 2}]}}})"));
@@ -73,7 +75,7 @@ BOOST_FIXTURE_TEST_CASE(observe_saves_its_proof_and_generated_artifacts, test::d
 // Old code: the recover proof was {outcome, next_state} only and the
 // answer's generated artifacts were dropped.
 BOOST_FIXTURE_TEST_CASE(recover_saves_the_whole_answer_and_its_generated_artifacts,
-                        test::db_fixture) {
+                        test::reference_db_fixture) {
   add_template(sim_template("t", R"({"unknown_at": "submit", "answer": {"recover":
       {"outcome": "found", "result": {"next_state": "COMPLETED", "provider_state": "SETTLED",
        "provider_refs": {"block": 7}, "provider_ref_id": "r-1",
@@ -95,7 +97,7 @@ BOOST_FIXTURE_TEST_CASE(recover_saves_the_whole_answer_and_its_generated_artifac
                     "'") == "7");
 }
 
-BOOST_FIXTURE_TEST_CASE(the_sims_own_recover_answer_is_recorded_whole, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(the_sims_own_recover_answer_is_recorded_whole, test::reference_db_fixture) {
   add_template(sim_template("t", R"({"unknown_at": "submit"})"));
   auto n = node_id(*this, create_and_approve("t"));
   BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);

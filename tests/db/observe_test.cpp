@@ -49,8 +49,11 @@ std::string submitted(test::db_fixture& f, const std::string& template_key,
 BOOST_AUTO_TEST_SUITE(observe)
 
 BOOST_FIXTURE_TEST_CASE(next_observe_at_is_honoured, test::db_fixture) {
-  add_template(one_node("solo"));
-  auto n = submitted(*this, "solo");
+  // Wake-ups on (the pass reports the next due time), and an answer that
+  // asks for a later look, so the dispatcher does not observe it at once.
+  add_template(one_node("later", "chain_transfer",
+                        R"("config": {"sim": {"retry_after_seconds": 30}})"));
+  auto n = submitted(*this, "later");
   exec("UPDATE movement_request_nodes SET next_observe_at = now() + interval '1 hour'"
        " WHERE id = '" +
        n + "'");
@@ -79,7 +82,7 @@ BOOST_FIXTURE_TEST_CASE(next_observe_at_is_honoured, test::db_fixture) {
   BOOST_TEST(node_col(*this, n, "observe_count") == "1");
 }
 
-BOOST_FIXTURE_TEST_CASE(retry_hint_precedence, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(retry_hint_precedence, test::reference_db_fixture) {
   add_template(one_node("hint7", "chain_transfer",
                         R"("config": {"sim": {"retry_after_seconds": 7, "polls_until_done": 2}})"));
   add_template(
@@ -114,7 +117,7 @@ BOOST_FIXTURE_TEST_CASE(retry_hint_precedence, test::db_fixture) {
   BOOST_TEST(workers::observe_pass(conn, engine()).processed == 0);
 }
 
-BOOST_FIXTURE_TEST_CASE(polls_until_done, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(polls_until_done, test::reference_db_fixture) {
   add_template(
       one_node("polls", "chain_transfer", R"("config": {"sim": {"polls_until_done": 2}})"));
   std::string id;
@@ -135,7 +138,7 @@ BOOST_FIXTURE_TEST_CASE(polls_until_done, test::db_fixture) {
   BOOST_TEST(snapshot(id).request_state == "COMPLETED");
 }
 
-BOOST_FIXTURE_TEST_CASE(observe_answering_unknown, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(observe_answering_unknown, test::reference_db_fixture) {
   add_template(one_node("lost", "chain_transfer", R"("side_effect": true,
       "config": {"sim": {"unknown_at": "observe"}})"));
   std::string id;
@@ -155,7 +158,7 @@ BOOST_FIXTURE_TEST_CASE(observe_answering_unknown, test::db_fixture) {
   BOOST_TEST(snapshot(id).request_state != "FAILED"); // UNKNOWN is never a failure
 }
 
-BOOST_FIXTURE_TEST_CASE(a_pass_observes_the_ten_oldest_requests_first, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(a_pass_observes_the_ten_oldest_requests_first, test::reference_db_fixture) {
   add_template(one_node("many"));
   std::vector<std::string> requests, nodes;
   for (int i = 0; i < 12; ++i) {
@@ -180,7 +183,7 @@ BOOST_FIXTURE_TEST_CASE(a_pass_observes_the_ten_oldest_requests_first, test::db_
   BOOST_TEST(workers::observe_pass(conn, engine()).processed == 2);
 }
 
-BOOST_FIXTURE_TEST_CASE(observation_timeout, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(observation_timeout, test::reference_db_fixture) {
   add_template(one_node("timed", "chain_transfer",
                         R"("side_effect": true, "timeout_policy": {"observe_seconds": 1})"));
   // Enforcement off (the default): a late node is observed normally.
@@ -232,7 +235,8 @@ BOOST_FIXTURE_TEST_CASE(observation_timeout, test::db_fixture) {
   BOOST_TEST(node_col(*this, n2, "node_state") == "UNKNOWN");
 }
 
-BOOST_FIXTURE_TEST_CASE(claim_skips_a_locked_request_and_leaves_no_lock, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(claim_skips_a_locked_request_and_leaves_no_lock,
+                        test::reference_db_fixture) {
   add_template(one_node("solo"));
   std::string id;
   auto n = submitted(*this, "solo", &id);

@@ -53,7 +53,7 @@ struct flaky_sim : domain::executor {
   domain::health_result health() override { return {}; }
 };
 
-struct retry_fixture : db_fixture {
+struct retry_fixture : reference_db_fixture {
   std::shared_ptr<flaky_sim> flaky;
   retry_fixture() { install(); }
   void install() {

@@ -106,7 +106,7 @@ BOOST_AUTO_TEST_SUITE(provider_answers)
 // node at the FIFO head was claimed again every pass (an event each time)
 // and nothing behind it was dispatched.
 BOOST_FIXTURE_TEST_CASE(preflight_protocol_error_fails_the_node_and_the_rest_dispatch,
-                        test::db_fixture) {
+                        test::reference_db_fixture) {
   big_batches(*this);
   auto p = create_population(*this, R"({"answer": {"preflight": {"next_state": "READY"}}})");
   BOOST_TEST(drain_dispatch(*this) == good_count + 1); // one pass per node, then empty
@@ -121,7 +121,8 @@ BOOST_FIXTURE_TEST_CASE(preflight_protocol_error_fails_the_node_and_the_rest_dis
   BOOST_TEST(snapshot(p.bad).request_state == "FAILED"); // no side effect
 }
 
-BOOST_FIXTURE_TEST_CASE(preflight_protocol_error_for_an_unknown_state_name, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(preflight_protocol_error_for_an_unknown_state_name,
+                        test::reference_db_fixture) {
   big_batches(*this);
   auto p = create_population(*this, R"({"answer": {"preflight": {"next_state": "DONE"}}})");
   BOOST_TEST(drain_dispatch(*this) == good_count + 1);
@@ -137,7 +138,7 @@ BOOST_FIXTURE_TEST_CASE(preflight_protocol_error_for_an_unknown_state_name, test
 // Old code: a malformed prepared action was an exception like any other
 // (PREPARE_ERROR); it is the provider breaking the protocol, not an outage.
 BOOST_FIXTURE_TEST_CASE(prepare_protocol_error_fails_the_node_and_the_rest_dispatch,
-                        test::db_fixture) {
+                        test::reference_db_fixture) {
   big_batches(*this);
   auto p = create_population(*this, R"({"answer": {"prepare": {"payload": 7}}})");
   BOOST_TEST(drain_dispatch(*this) == good_count + 1);
@@ -155,7 +156,7 @@ BOOST_FIXTURE_TEST_CASE(prepare_protocol_error_fails_the_node_and_the_rest_dispa
 // Old code: SKIPPED is not a move from SUBMITTING, so the result commit threw
 // out of the pass (the loop backed off) and the node sat in SUBMITTING.
 BOOST_FIXTURE_TEST_CASE(submit_protocol_error_leaves_the_node_unknown_and_settled,
-                        test::db_fixture) {
+                        test::reference_db_fixture) {
   big_batches(*this);
   auto p = create_population(*this, R"({"answer": {"submit": {"next_state": "SKIPPED"}}})");
   BOOST_TEST(drain_dispatch(*this) == good_count + 1);
@@ -178,7 +179,7 @@ BOOST_FIXTURE_TEST_CASE(submit_protocol_error_leaves_the_node_unknown_and_settle
 // Old code: the observer's write threw on SKIPPED and the rest of the lane
 // (every node behind the bad one) was not observed; the pass threw.
 BOOST_FIXTURE_TEST_CASE(observe_protocol_error_leaves_the_node_unknown_and_the_lane_goes_on,
-                        test::db_fixture) {
+                        test::reference_db_fixture) {
   big_batches(*this);
   auto p = create_population(*this, R"({"answer": {"observe": {"next_state": "SKIPPED"}}})");
   BOOST_TEST(drain_dispatch(*this) == good_count + 1);
@@ -195,7 +196,7 @@ BOOST_FIXTURE_TEST_CASE(observe_protocol_error_leaves_the_node_unknown_and_the_l
 
 // Old code: READY from observe became a plain UNKNOWN that recovery would
 // then fence and resubmit — on the word of a provider that broke protocol.
-BOOST_FIXTURE_TEST_CASE(observe_protocol_error_for_ready_is_settled, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(observe_protocol_error_for_ready_is_settled, test::reference_db_fixture) {
   big_batches(*this);
   auto p = create_population(*this, R"({"answer": {"observe": {"next_state": "READY"}}})");
   BOOST_TEST(drain_dispatch(*this) == good_count + 1);
@@ -209,7 +210,8 @@ BOOST_FIXTURE_TEST_CASE(observe_protocol_error_for_ready_is_settled, test::db_fi
 
 // Malformed documents, read by the converters a remote executor's answers
 // go through: each is that node's protocol error and nobody else's.
-BOOST_FIXTURE_TEST_CASE(observe_protocol_error_for_malformed_documents, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(observe_protocol_error_for_malformed_documents,
+                        test::reference_db_fixture) {
   big_batches(*this);
   std::string deep;
   for (int i = 0; i < 100; ++i)
@@ -258,7 +260,7 @@ BOOST_FIXTURE_TEST_CASE(observe_protocol_error_for_malformed_documents, test::db
 // rolled back all four arms; the node stayed first by updated_at, so no node
 // of its network class was ever recovered again.
 BOOST_FIXTURE_TEST_CASE(recover_protocol_error_leaves_the_node_unknown_and_the_arm_goes_on,
-                        test::db_fixture) {
+                        test::reference_db_fixture) {
   big_batches(*this);
   auto p = create_population(*this, R"({"unknown_at": "submit", "recover_to": "SKIPPED"})",
                              R"({"unknown_at": "submit"})");
@@ -282,7 +284,8 @@ BOOST_FIXTURE_TEST_CASE(recover_protocol_error_leaves_the_node_unknown_and_the_a
   BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 0);
 }
 
-BOOST_FIXTURE_TEST_CASE(recover_protocol_error_for_a_malformed_document, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(recover_protocol_error_for_a_malformed_document,
+                        test::reference_db_fixture) {
   big_batches(*this);
   auto p = create_population(
       *this, R"({"unknown_at": "submit", "answer": {"recover": {"outcome": "maybe"}}})",
@@ -299,7 +302,8 @@ BOOST_FIXTURE_TEST_CASE(recover_protocol_error_for_a_malformed_document, test::d
 
 // A resume gives a protocol-error UNKNOWN back to recovery, like an
 // OBSERVATION_TIMEOUT (the operator has looked).
-BOOST_FIXTURE_TEST_CASE(resume_hands_a_protocol_error_back_to_recovery, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(resume_hands_a_protocol_error_back_to_recovery,
+                        test::reference_db_fixture) {
   add_template(sim_template("bad", R"({"answer": {"observe": {"next_state": "READY"}}})"));
   auto id = create_and_approve("bad");
   BOOST_TEST(drain_dispatch(*this) == 1);

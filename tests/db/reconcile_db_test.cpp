@@ -71,7 +71,7 @@ BOOST_FIXTURE_TEST_CASE(approval_activates_roots_with_events, test::db_fixture) 
   BOOST_TEST(states(*this, id) == "a=READY,b=BLOCKED,c=BLOCKED,d=BLOCKED");
 }
 
-BOOST_FIXTURE_TEST_CASE(fan_out_fan_in_and_idempotence, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(fan_out_fan_in_and_idempotence, test::reference_db_fixture) {
   add_template(diamond);
   auto id = create_and_approve("diamond");
   BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);

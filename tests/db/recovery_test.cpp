@@ -72,7 +72,8 @@ void accept_in_ledger(test::db_fixture& f, const std::string& node) {
 
 BOOST_AUTO_TEST_SUITE(recovery)
 
-BOOST_FIXTURE_TEST_CASE(submitting_past_grace_without_ledger_row_is_fenced, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(submitting_past_grace_without_ledger_row_is_fenced,
+                        test::reference_db_fixture) {
   auto [id, n] = stranded_submitting(*this);
 
   workers::recovery_counts counts;
@@ -118,7 +119,8 @@ BOOST_FIXTURE_TEST_CASE(submitting_past_grace_without_ledger_row_is_fenced, test
   BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE node_id = '" + n + "'") == 2);
 }
 
-BOOST_FIXTURE_TEST_CASE(submitting_past_grace_with_ledger_row_is_found, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(submitting_past_grace_with_ledger_row_is_found,
+                        test::reference_db_fixture) {
   auto [id, n] = stranded_submitting(*this);
   accept_in_ledger(*this, n);
   auto token_before = node_col(*this, n, "claim_token");
@@ -164,7 +166,7 @@ BOOST_FIXTURE_TEST_CASE(submitting_past_grace_with_ledger_row_is_found, test::db
   BOOST_TEST(snapshot(id).request_state == "COMPLETED");
 }
 
-BOOST_FIXTURE_TEST_CASE(submitting_younger_than_grace_is_left_alone, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(submitting_younger_than_grace_is_left_alone, test::reference_db_fixture) {
   settings.node_submitting_grace_seconds = 60;
   apply_settings();
   add_template(one_node("solo"));
@@ -186,7 +188,8 @@ BOOST_FIXTURE_TEST_CASE(submitting_younger_than_grace_is_left_alone, test::db_fi
   BOOST_TEST(node_col(*this, n, "node_state") == "READY");
 }
 
-BOOST_FIXTURE_TEST_CASE(unknown_within_window_recovered_then_escalated, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(unknown_within_window_recovered_then_escalated,
+                        test::reference_db_fixture) {
   add_template(one_node("unk", "chain_transfer", R"("config": {"sim": {"unknown_at": "submit"}})"));
   auto fresh = create_and_approve("unk");
   auto old = create_and_approve("unk");
@@ -226,7 +229,7 @@ BOOST_FIXTURE_TEST_CASE(unknown_within_window_recovered_then_escalated, test::db
   BOOST_TEST(node_col(*this, no, "node_state") == "UNKNOWN");
 }
 
-BOOST_FIXTURE_TEST_CASE(observation_timeout_is_never_recovered, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(observation_timeout_is_never_recovered, test::reference_db_fixture) {
   add_template(one_node("solo"));
   auto id = create_and_approve("solo");
   auto n = node_id(*this, id);
@@ -243,7 +246,7 @@ BOOST_FIXTURE_TEST_CASE(observation_timeout_is_never_recovered, test::db_fixture
   BOOST_TEST(node_col(*this, n, "node_state") == "COMPLETED");
 }
 
-BOOST_FIXTURE_TEST_CASE(requests_not_executing_are_not_swept, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(requests_not_executing_are_not_swept, test::reference_db_fixture) {
   add_template(one_node("solo"));
   auto id = create_and_approve("solo");
   auto n = node_id(*this, id);
@@ -261,7 +264,7 @@ BOOST_FIXTURE_TEST_CASE(requests_not_executing_are_not_swept, test::db_fixture) 
   BOOST_TEST(node_col(*this, n, "node_state") == "COMPLETED");
 }
 
-BOOST_FIXTURE_TEST_CASE(four_arms_split_the_batch, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(four_arms_split_the_batch, test::reference_db_fixture) {
   BOOST_TEST(db::recovery_lane("ccip_send") == 0);
   BOOST_TEST(db::recovery_lane("ccip_delivery") == 0);
   BOOST_TEST(db::recovery_lane("stargate_swap") == 1);
@@ -300,7 +303,8 @@ BOOST_FIXTURE_TEST_CASE(four_arms_split_the_batch, test::db_fixture) {
   BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 0);
 }
 
-BOOST_FIXTURE_TEST_CASE(recover_answering_submitted_goes_back_to_the_observer, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(recover_answering_submitted_goes_back_to_the_observer,
+                        test::reference_db_fixture) {
   settings.node_submitting_grace_seconds = 2;
   apply_settings();
   add_template(
@@ -324,7 +328,7 @@ BOOST_FIXTURE_TEST_CASE(recover_answering_submitted_goes_back_to_the_observer, t
   BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE node_id = '" + n + "'") == 1);
 }
 
-BOOST_FIXTURE_TEST_CASE(recover_answering_failed_fails_the_node, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(recover_answering_failed_fails_the_node, test::reference_db_fixture) {
   add_template(
       one_node("r_fail", "chain_transfer", R"("config": {"sim": {"recover_to": "FAILED"}})"));
   auto id = create_and_approve("r_fail");
@@ -343,7 +347,7 @@ BOOST_FIXTURE_TEST_CASE(recover_answering_failed_fails_the_node, test::db_fixtur
   BOOST_TEST(snapshot(id).request_state == "FAILED");
 }
 
-BOOST_FIXTURE_TEST_CASE(each_arm_takes_its_longest_idle_node_first, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(each_arm_takes_its_longest_idle_node_first, test::reference_db_fixture) {
   add_template(R"({"template_key": "idle", "version": 1, "nodes": [
     {"node_key": "t1", "action_type": "chain_transfer", "executor_key": "sim"},
     {"node_key": "t2", "action_type": "chain_transfer", "executor_key": "sim"},
@@ -362,7 +366,7 @@ BOOST_FIXTURE_TEST_CASE(each_arm_takes_its_longest_idle_node_first, test::db_fix
   BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 0);
 }
 
-BOOST_FIXTURE_TEST_CASE(stargate_and_cex_arms_get_their_share, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(stargate_and_cex_arms_get_their_share, test::reference_db_fixture) {
   add_template(R"({"template_key": "sg_cex", "version": 1, "nodes": [
     {"node_key": "s1", "action_type": "stargate_swap", "executor_key": "sim"},
     {"node_key": "s2", "action_type": "stargate_swap", "executor_key": "sim"},
@@ -394,7 +398,8 @@ BOOST_FIXTURE_TEST_CASE(stargate_and_cex_arms_get_their_share, test::db_fixture)
   BOOST_TEST(unknown_of("chain_transfer") == 1);
 }
 
-BOOST_FIXTURE_TEST_CASE(still_unknown_keeps_unknown_and_bumps_updated_at, test::db_fixture) {
+BOOST_FIXTURE_TEST_CASE(still_unknown_keeps_unknown_and_bumps_updated_at,
+                        test::reference_db_fixture) {
   add_template(one_node("solo"));
   auto id = create_and_approve("solo");
   auto n = node_id(*this, id);

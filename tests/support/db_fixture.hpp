@@ -55,4 +55,14 @@ private:
   std::string admin_url_;
 };
 
+/// A db_fixture whose engine dispatches as the reference does
+/// (MG_WAKEUPS_ENABLED=false): one node per claim transaction and every
+/// observation left to the observer, for tests of what follows a submit.
+struct reference_db_fixture : db_fixture {
+  reference_db_fixture() {
+    settings.wakeups_enabled = false;
+    apply_settings();
+  }
+};
+
 } // namespace mg::test

@@ -47,7 +47,7 @@ BOOST_AUTO_TEST_CASE(proc_stat_reads_state_and_start_time_after_the_last_paren) 
 }
 
 BOOST_AUTO_TEST_CASE(proc_stat_refuses_malformed_lines) {
-  for (const std::string bad :
+  for (const std::string& bad :
        {std::string(), std::string("22199 cat") + tail, std::string("(cat)") + tail,
         std::string("x (cat)") + tail, std::string("22199 (cat"),
         std::string("22199 (cat) R 1 2 3"),                                      // too few fields

@@ -148,6 +148,7 @@ const std::vector<std::string> min_one_integers = {
     "MG_TEMPLATE_PROPOSAL_TTL_SECONDS",
     "MG_CLUSTER_MAX_SESSIONS_PER_KEY",
     "MG_EXPIRATION_BATCH_SIZE",
+    "MG_NODE_DISPATCH_BATCH_SIZE",
 };
 
 const std::vector<std::string> booleans = {
@@ -188,6 +189,7 @@ BOOST_AUTO_TEST_CASE(defaults_match_reference) {
   BOOST_TEST(s.node_dispatch_interval_seconds == 2.0);
   BOOST_TEST(s.node_observe_interval_seconds == 5.0);
   BOOST_TEST(s.node_observe_batch_size == 10);
+  BOOST_TEST(s.node_dispatch_batch_size == 32);
   BOOST_TEST(s.node_recovery_interval_seconds == 60.0);
   BOOST_TEST(s.node_recovery_batch_size == 10);
   BOOST_TEST(s.reconcile_interval_seconds == 5.0);
@@ -270,6 +272,7 @@ BOOST_AUTO_TEST_CASE(reads_every_variable) {
       {"MG_NODE_DISPATCH_INTERVAL_SECONDS", "2.5"},
       {"MG_NODE_OBSERVE_INTERVAL_SECONDS", "5.5"},
       {"MG_NODE_OBSERVE_BATCH_SIZE", "11"},
+      {"MG_NODE_DISPATCH_BATCH_SIZE", "33"},
       {"MG_NODE_OBSERVE_CONCURRENCY", "3"},
       {"MG_NODE_RECOVERY_INTERVAL_SECONDS", "61"},
       {"MG_NODE_RECOVERY_BATCH_SIZE", "12"},
@@ -329,6 +332,7 @@ BOOST_AUTO_TEST_CASE(reads_every_variable) {
   BOOST_TEST(s.node_dispatch_interval_seconds == 2.5);
   BOOST_TEST(s.node_observe_interval_seconds == 5.5);
   BOOST_TEST(s.node_observe_batch_size == 11);
+  BOOST_TEST(s.node_dispatch_batch_size == 33);
   BOOST_TEST(s.node_observe_concurrency == 3);
   BOOST_TEST(s.node_recovery_interval_seconds == 61.0);
   BOOST_TEST(s.node_recovery_batch_size == 12);
