@@ -53,11 +53,17 @@ std::vector<worker_spec> engine_workers(caf::actor_system& sys,
                    [ctx](db::connection_slot& c) {
                      return workers::recovery_pass(c, ctx->e);
                    }});
-  // Core: a process whose lease was taken must stop (fail fast).
-  specs.push_back({"cluster_lease", worker_group::core,
-                   policy(s.cluster_lease_renew_seconds, s, false), [ctx](db::connection_slot& c) {
-                     return workers::cluster_lease_pass(c, ctx->e, ctx->suspects);
-                   }});
+  // Core: a process whose lease was taken must stop (fail fast). Its
+  // renewals resume at their own pace once the database is back: a peer
+  // that reconnected first takes this process over a lease later, and the
+  // error backoff (up to 60 s) outlasts any lease.
+  auto lease_policy = policy(s.cluster_lease_renew_seconds, s, false);
+  lease_policy.max_error_backoff_seconds = s.cluster_lease_renew_seconds;
+  specs.push_back(
+      {"cluster_lease", worker_group::core, lease_policy,
+       [ctx, continuity = std::make_shared<workers::lease_continuity>()](db::connection_slot& c) {
+         return workers::cluster_lease_pass(c, ctx->e, ctx->suspects, *continuity);
+       }});
   specs.push_back({"reconcile_sweep", worker_group::core, policy(s.reconcile_interval_seconds, s),
                    [ctx](db::connection_slot& c) {
                      return workers::reconcile_sweep_pass(c, ctx->e);

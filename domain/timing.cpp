@@ -13,7 +13,7 @@ double loop_error_backoff(int consecutive_errors) {
 double next_loop_delay(const loop_policy& p, int consecutive_errors, int processed,
                        double jitter_draw) {
   if (consecutive_errors >= max_consecutive_errors)
-    return loop_error_backoff(consecutive_errors);
+    return std::min(loop_error_backoff(consecutive_errors), p.max_error_backoff_seconds);
   if (consecutive_errors == 0 && processed > 0 && p.drain)
     return 0;
   double d = p.interval_seconds + std::clamp(jitter_draw, -1.0, 1.0) * p.jitter_seconds;

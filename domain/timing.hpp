@@ -17,6 +17,9 @@ struct loop_policy {
   double jitter_seconds = 0;
   /// SPEC §1 drain passes: a pass that processed an item is followed at once.
   bool drain = false;
+  /// The error backoff never sleeps longer than this (a worker whose
+  /// passes must resume soon after an outage lowers it).
+  double max_error_backoff_seconds = loop_max_backoff_seconds;
 };
 
 /// Delay before the next pass. `consecutive_errors` counts failed passes in
@@ -26,7 +29,7 @@ double next_loop_delay(const loop_policy& p, int consecutive_errors, int process
                        double jitter_draw);
 
 /// Backoff after `consecutive_errors` failed passes (applies from 5 on):
-/// min(2^n, 60) seconds.
+/// min(2^n, 60) seconds (next_loop_delay caps it by the policy).
 double loop_error_backoff(int consecutive_errors);
 
 /// Observation cadence per action type (reference DEFAULT_OBSERVE_INTERVALS).

@@ -5,6 +5,7 @@
 #include "actors/metrics.hpp"
 #include "config/log.hpp"
 #include "persistence/cluster_store.hpp"
+#include "persistence/db.hpp"
 
 namespace mg::workers {
 
@@ -78,17 +79,37 @@ std::optional<double> next_look_for_suspects(pqxx::connection& c, const engine& 
 
 } // namespace
 
-pass_result cluster_lease_pass(db::connection_slot& conn, const engine& e,
-                               suspect_peers& suspects) {
+pass_result cluster_lease_pass(db::connection_slot& conn, const engine& e, suspect_peers& suspects,
+                               lease_continuity& continuity) {
   pass_result out;
-  if (!renew(conn.get(), e.settings.runtime_node)) {
-    log::error("cluster lease lost: another process declared this one dead; stopping");
-    out.fatal = "cluster lease lost: runtime node " + e.settings.runtime_node +
-                " was declared dead and its work taken over";
-    return out;
+  auto& s = e.settings;
+  bool renewed = false;
+  try {
+    if (!renew(conn.get(), s.runtime_node)) {
+      log::error("cluster lease lost: another process declared this one dead; stopping");
+      out.fatal = "cluster lease lost: runtime node " + s.runtime_node +
+                  " was declared dead and its work taken over";
+      return out;
+    }
+    renewed = true;
+    auto now = lease_continuity::clock::now();
+    if (continuity.renewed(now, s.cluster_lease_seconds))
+      log::info("cluster lease renewed after an interruption; no peer is declared dead before"
+                " this process has renewed for a full lease",
+                {{"lease_seconds", s.cluster_lease_seconds}});
+    if (auto wait = continuity.takeovers_wait_seconds(now, s.cluster_lease_seconds)) {
+      out.next_due_in_seconds = *wait + expiry_margin_seconds;
+      return out;
+    }
+    take_over_dead_nodes(conn.get(), e, out);
+    out.next_due_in_seconds = next_look_for_suspects(conn.get(), e, suspects);
+  } catch (const std::exception& ex) {
+    // A lost connection after the renewal may be an outage the next renewal
+    // no longer sees.
+    if (!renewed || db::is_connection_error(ex))
+      continuity.interrupted();
+    throw;
   }
-  take_over_dead_nodes(conn.get(), e, out);
-  out.next_due_in_seconds = next_look_for_suspects(conn.get(), e, suspects);
   return out;
 }
 

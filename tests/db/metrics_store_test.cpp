@@ -129,7 +129,8 @@ BOOST_FIXTURE_TEST_CASE(taking_over_a_dead_member_is_counted, metrics_fixture) {
   exec("INSERT INTO cluster_nodes (runtime_node, host, last_seen_at)"
        " VALUES ('dead', 'h2', now() - interval '1 minute')");
   workers::suspect_peers suspects;
-  auto out = workers::cluster_lease_pass(conn, engine(), suspects);
+  workers::lease_continuity continuity;
+  auto out = workers::cluster_lease_pass(conn, engine(), suspects, continuity);
   BOOST_TEST(out.fatal.empty(), out.fatal);
   BOOST_TEST(count("SELECT count(*) FROM cluster_nodes WHERE runtime_node = 'dead'") == 0);
   BOOST_TEST(takeovers.value() == before + 1);

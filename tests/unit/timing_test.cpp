@@ -110,6 +110,17 @@ BOOST_AUTO_TEST_CASE(errors_from_threshold_back_off_exponentially) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(a_policy_caps_the_error_backoff) {
+  auto p = policy(2);
+  p.max_error_backoff_seconds = 2;                // the cluster lease worker: its renew interval
+  BOOST_TEST(next_loop_delay(p, 4, 0, 0) == 2.0); // below the threshold: the interval
+  BOOST_TEST(next_loop_delay(p, 5, 0, 0) == 2.0);
+  BOOST_TEST(next_loop_delay(p, 50, 0, 0) == 2.0);
+  p.max_error_backoff_seconds = 40;
+  BOOST_TEST(next_loop_delay(p, 5, 0, 0) == 32.0); // the cap only ever shortens it
+  BOOST_TEST(next_loop_delay(p, 6, 0, 0) == 40.0);
+}
+
 BOOST_AUTO_TEST_CASE(loop_error_backoff_values) {
   struct row {
     int errors;
