@@ -120,6 +120,13 @@ struct provider_protocol_error : executor_error {
 /// Submit refused because recovery fenced the key.
 inline constexpr const char* fenced_error_code = "FENCED";
 
+/// One submit of a batch (SPEC §1 batched steps).
+struct submit_call {
+  const execution_context* ctx = nullptr;
+  const prepared_action* action = nullptr;
+  const sign_result* signature = nullptr; // null: unsigned
+};
+
 class executor {
 public:
   virtual ~executor() = default;
@@ -139,6 +146,17 @@ public:
   virtual void abandon(const execution_context& ctx, const prepared_action& action) {
     (void)ctx;
     (void)action;
+  }
+  /// The calls' submits, answered in their order, each as submit answers.
+  /// An executor may answer them with one provider round trip (the sim:
+  /// one ledger write); an exception leaves every call of the batch
+  /// unanswered. By default, submit one after the other.
+  virtual std::vector<step_result> submit_many(const std::vector<submit_call>& calls) {
+    std::vector<step_result> out;
+    out.reserve(calls.size());
+    for (auto& c : calls)
+      out.push_back(submit(*c.ctx, *c.action, c.signature));
+    return out;
   }
   /// SPEC §1 batched claims: true only when preflight and prepare of this
   /// node do no I/O and never wait, so a claim transaction may hold other

@@ -118,6 +118,23 @@ int polls_so_far(const domain::execution_context& ctx) {
   return (*refs)["sim_polls"].GetInt();
 }
 
+/// A submit with nothing to wait for or to answer differently: the ledger
+/// write of several such submits may be shared.
+bool submits_plainly(const sim_config& c) {
+  return c.latency_ms <= 0 && c.fail_at != "submit" && c.submit_delay_ms <= 0 &&
+         c.submit_hold_ms <= 0 && !c.answers.count("submit");
+}
+
+/// What an accepted submit answers. A duplicate submit of an accepted key
+/// is idempotent: same answer, no second side effect.
+step_result accepted_answer(const domain::execution_context& ctx, const sim_config& c) {
+  auto r = result(c.unknown_at == "submit" ? node_state::unknown : c.submit_to);
+  r.provider_refs = submit_refs(ctx, c);
+  r.provider_ref_id = "sim-" + ctx.idempotency_key;
+  r.retry_after_seconds = c.retry_after_seconds;
+  return r;
+}
+
 } // namespace
 
 std::optional<step_result> sim_executor::preflight(const domain::execution_context& ctx) {
@@ -177,13 +194,34 @@ step_result sim_executor::submit(const domain::execution_context& ctx,
     std::this_thread::sleep_for(std::chrono::milliseconds(c.submit_hold_ms));
   if (auto a = c.answers.find("submit"); a != c.answers.end())
     return domain::step_result_from_json(a->second); // accepted, whatever it says
-  // A duplicate submit of an accepted key is idempotent: same answer, no
-  // second side effect.
-  auto r = result(c.unknown_at == "submit" ? node_state::unknown : c.submit_to);
-  r.provider_refs = submit_refs(ctx, c);
-  r.provider_ref_id = "sim-" + ctx.idempotency_key;
-  r.retry_after_seconds = c.retry_after_seconds;
-  return r;
+  return accepted_answer(ctx, c);
+}
+
+std::vector<step_result> sim_executor::submit_many(const std::vector<domain::submit_call>& calls) {
+  std::vector<step_result> out(calls.size());
+  std::vector<size_t> plain; // answered from one ledger write
+  std::vector<db::sim_ledger_key> keys;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    auto c = read_config(*calls[i].ctx);
+    if (submits_plainly(c)) {
+      plain.push_back(i);
+      keys.push_back(ledger_key(*calls[i].ctx));
+    } else {
+      out[i] = submit(*calls[i].ctx, *calls[i].action, calls[i].signature);
+    }
+  }
+  if (keys.empty())
+    return out;
+  auto conn = ledger_->acquire();
+  pqxx::nontransaction w(*conn); // autocommit, as for one submit
+  auto outcomes = db::sim_ledger_accept_all(w, keys);
+  for (size_t j = 0; j < plain.size(); ++j) {
+    auto& ctx = *calls[plain[j]].ctx;
+    out[plain[j]] = outcomes[j] == db::sim_accept_outcome::fenced
+                        ? result(node_state::failed, domain::fenced_error_code)
+                        : accepted_answer(ctx, read_config(ctx));
+  }
+  return out;
 }
 
 step_result sim_executor::observe(const domain::execution_context& ctx) {

@@ -23,6 +23,10 @@ public:
                              const domain::prepared_action& action,
                              const domain::sign_result* signature) override;
   domain::step_result observe(const domain::execution_context& ctx) override;
+  /// The plain submits of `calls` (no latency, delay, hold, refusal or
+  /// scripted answer) share one ledger write; the others go one by one.
+  std::vector<domain::step_result>
+  submit_many(const std::vector<domain::submit_call>& calls) override;
   domain::recover_result recover(const domain::execution_context& ctx) override;
   domain::health_result health() override { return {}; }
   /// Only at `latency_ms = 0`: preflight and prepare then only compute.

@@ -1,5 +1,7 @@
 #include "persistence/sim_ledger_store.hpp"
 
+#include <set>
+
 #include "persistence/db.hpp"
 
 namespace mg::db {
@@ -24,6 +26,40 @@ sim_accept_outcome sim_ledger_accept(pqxx::transaction_base& w, const sim_ledger
   if (inserted.empty() && is_fenced(w, key.idempotency_key))
     return sim_accept_outcome::fenced;
   return sim_accept_outcome::accepted;
+}
+
+std::vector<sim_accept_outcome> sim_ledger_accept_all(pqxx::transaction_base& w,
+                                                      const std::vector<sim_ledger_key>& keys) {
+  static const statement accept_all{
+      "sim_accept_all",
+      "INSERT INTO sim_ledger (idempotency_key, node_id, attempt_no, action_type)"
+      " SELECT k, n::uuid, a::int, t FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])"
+      "   AS x(k, n, a, t)"
+      " ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key"};
+  // A key already there was accepted or fenced before: a statement of its
+  // own (a fresh snapshot) tells which, as for one key.
+  static const statement fenced_among{
+      "sim_fenced_among",
+      "SELECT idempotency_key FROM sim_ledger WHERE idempotency_key = ANY($1::text[]) AND fenced"};
+  std::vector<std::string> ids, nodes, attempts, actions;
+  for (auto& k : keys) {
+    ids.push_back(k.idempotency_key);
+    nodes.push_back(k.node_id);
+    attempts.push_back(std::to_string(k.attempt_no));
+    actions.push_back(k.action_type);
+  }
+  auto inserted = exec(w, accept_all, text_array(ids), text_array(nodes), text_array(attempts),
+                       text_array(actions));
+  std::vector<sim_accept_outcome> out(keys.size(), sim_accept_outcome::accepted);
+  if (inserted.size() == keys.size())
+    return out;
+  std::set<std::string> fenced;
+  for (auto row : exec(w, fenced_among, text_array(ids)))
+    fenced.insert(row[0].c_str());
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (fenced.count(keys[i].idempotency_key))
+      out[i] = sim_accept_outcome::fenced;
+  return out;
 }
 
 bool sim_ledger_fence(pqxx::transaction_base& tx, const sim_ledger_key& key) {

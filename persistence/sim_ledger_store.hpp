@@ -5,6 +5,7 @@
 // durable before the provider answers.
 #include <pqxx/pqxx>
 #include <string>
+#include <vector>
 
 namespace mg::db {
 
@@ -26,6 +27,11 @@ enum class sim_accept_outcome {
 /// must autocommit (a nontransaction): the record is durable when this
 /// returns.
 sim_accept_outcome sim_ledger_accept(pqxx::transaction_base& w, const sim_ledger_key& key);
+
+/// sim_ledger_accept for several keys in one statement (one commit for
+/// all): the outcomes in the keys' order, every record durable on return.
+std::vector<sim_accept_outcome> sim_ledger_accept_all(pqxx::transaction_base& w,
+                                                      const std::vector<sim_ledger_key>& keys);
 
 /// Recovery: fences `key` unless the ledger has it, in `tx` (committed by
 /// the caller). True when the key is fenced (now or before), false when an

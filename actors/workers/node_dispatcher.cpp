@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -323,25 +324,65 @@ claim_end run_claim(pqxx::work& tx, db::claimed_node n, const engine& e, db::eve
   return claim_end{std::move(r), false, batchable, false};
 }
 
-/// executor.submit, its answer checked (SPEC §4): one it may not give
-/// leaves the node UNKNOWN with PROVIDER_PROTOCOL_ERROR, settled at once.
+/// A submit answer checked (SPEC §4): one it may not give leaves the node
+/// UNKNOWN with PROVIDER_PROTOCOL_ERROR, settled at once.
+domain::step_result checked_submit(domain::step_result result) {
+  if (!result.next_state)
+    result.next_state = node_state::unknown; // no answer is "we do not know"
+  return domain::checked_answer(domain::executor_step::submit, std::move(result));
+}
+
+/// We asked and do not know the answer: recovery finds out.
+domain::step_result unanswered_submit(const std::string& why) {
+  domain::step_result unknown;
+  unknown.next_state = node_state::unknown;
+  unknown.error_code = "SUBMIT_ERROR";
+  unknown.error_detail = why;
+  return unknown;
+}
+
+/// executor.submit for one node.
 domain::step_result call_submit(const ready_to_submit& r) {
-  using domain::executor_step;
   try {
-    auto result = r.executor->submit(r.ctx, r.action, r.signature ? &*r.signature : nullptr);
-    if (!result.next_state)
-      result.next_state = node_state::unknown; // no answer is "we do not know"
-    return domain::checked_answer(executor_step::submit, std::move(result));
+    return checked_submit(
+        r.executor->submit(r.ctx, r.action, r.signature ? &*r.signature : nullptr));
   } catch (const domain::provider_protocol_error& ex) {
-    return domain::protocol_violation(executor_step::submit, {}, ex.what());
+    return domain::protocol_violation(domain::executor_step::submit, {}, ex.what());
   } catch (const std::exception& ex) {
-    // We asked and do not know the answer: recovery finds out.
-    domain::step_result unknown;
-    unknown.next_state = node_state::unknown;
-    unknown.error_code = "SUBMIT_ERROR";
-    unknown.error_detail = ex.what();
-    return unknown;
+    return unanswered_submit(ex.what());
   }
+}
+
+/// The submits of a claimed batch, each executor's share in one
+/// submit_many call; answers in the batch's order.
+std::vector<domain::step_result> submit_all(const std::vector<ready_to_submit>& batch) {
+  if (batch.size() == 1)
+    return {call_submit(batch.front())};
+  std::vector<domain::step_result> answers(batch.size());
+  std::map<domain::executor*, std::vector<size_t>> shares;
+  for (size_t i = 0; i < batch.size(); ++i)
+    shares[batch[i].executor].push_back(i);
+  for (auto& [executor, items] : shares) {
+    std::vector<domain::submit_call> calls;
+    for (auto i : items)
+      calls.push_back(
+          {&batch[i].ctx, &batch[i].action, batch[i].signature ? &*batch[i].signature : nullptr});
+    try {
+      auto got = executor->submit_many(calls);
+      if (got.size() != calls.size())
+        throw domain::provider_protocol_error("submit_many answered " + std::to_string(got.size()) +
+                                              " of " + std::to_string(calls.size()) + " calls");
+      for (size_t j = 0; j < items.size(); ++j)
+        answers[items[j]] = checked_submit(std::move(got[j]));
+    } catch (const domain::provider_protocol_error& ex) {
+      for (auto i : items)
+        answers[i] = domain::protocol_violation(domain::executor_step::submit, {}, ex.what());
+    } catch (const std::exception& ex) {
+      for (auto i : items)
+        answers[i] = unanswered_submit(ex.what());
+    }
+  }
+  return answers;
 }
 
 /// A submitted node with its provider's answers, waiting for its result
@@ -608,9 +649,11 @@ pass_result dispatch_pass(db::connection_slot& conn, const engine& e, int lane) 
   pass_result out;
   hop_histogram(); // exported (empty) before the first hop
   auto claimed = claim_and_prepare(conn, e, lane, out);
+  auto answers = submit_all(claimed);
   std::vector<submitted> results;
-  for (auto& r : claimed) {
-    auto answer = call_submit(r);
+  for (size_t i = 0; i < claimed.size(); ++i) {
+    auto& r = claimed[i];
+    auto& answer = answers[i];
     if (answer.error_code == domain::fenced_error_code) {
       ++out.stale;
       log::warn("submit refused: attempt was fenced by recovery", {{"node_id", r.node.id}});

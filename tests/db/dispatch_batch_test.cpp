@@ -83,6 +83,26 @@ BOOST_FIXTURE_TEST_CASE(one_pass_claims_all_before_the_first_submit_and_settles_
   BOOST_TEST(count("SELECT count(*) FROM sim_ledger") == 5);
 }
 
+BOOST_FIXTURE_TEST_CASE(the_sims_ledger_accepts_a_batch_in_one_write_and_refuses_a_fenced_key,
+                        db_fixture) {
+  add_template(one_node("solo"));
+  auto requests = approved(*this, "solo", 4);
+  // Recovery fenced the third node's first attempt before its submit.
+  auto fenced = node_id(*this, requests[2]);
+  exec("INSERT INTO sim_ledger (idempotency_key, node_id, attempt_no, action_type, fenced)"
+       " VALUES ('" +
+       fenced + ":1', '" + fenced + "', 1, 'chain_transfer', true)");
+  auto r = workers::dispatch_pass(conn, engine());
+  BOOST_TEST(r.processed == 4);
+  BOOST_TEST(r.stale == 1);
+  BOOST_TEST(node_state(requests[2], "a") == "SUBMITTING"); // the refusal changes nothing
+  for (int i : {0, 1, 3})
+    BOOST_TEST(node_state(requests[i], "a") == "COMPLETED");
+  // One statement wrote the three accepted records.
+  BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE NOT fenced") == 3);
+  BOOST_TEST(count("SELECT count(DISTINCT xmin::text) FROM sim_ledger WHERE NOT fenced") == 1);
+}
+
 BOOST_FIXTURE_TEST_CASE(the_batch_size_caps_a_claim, db_fixture) {
   settings.node_dispatch_batch_size = 2;
   apply_settings();
