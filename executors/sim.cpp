@@ -267,7 +267,10 @@ domain::recover_result sim_executor::recover(const domain::execution_context& ct
 }
 
 bool sim_executor::claims_in_batch(const domain::execution_context& ctx) const {
-  return read_config(ctx).latency_ms <= 0;
+  // Its scripted submit waits count too: a batch's submits go one after
+  // the other, so one that waits would hold up the rest.
+  auto c = read_config(ctx);
+  return c.latency_ms <= 0 && c.submit_delay_ms <= 0 && c.submit_hold_ms <= 0;
 }
 
 domain::sign_result sim_signer::sign(const domain::sign_request& req) {

@@ -29,7 +29,8 @@ public:
   submit_many(const std::vector<domain::submit_call>& calls) override;
   domain::recover_result recover(const domain::execution_context& ctx) override;
   domain::health_result health() override { return {}; }
-  /// Only at `latency_ms = 0`: preflight and prepare then only compute.
+  /// Only at `latency_ms = 0` without a scripted submit wait: preflight
+  /// and prepare then only compute, and submit waits for nothing.
   bool claims_in_batch(const domain::execution_context& ctx) const override;
 
 private:

@@ -111,16 +111,4 @@ bool is_connection_error(const std::exception& e) {
   return state == "25006" || state == "57P01" || state == "57P03" || state.rfind("08", 0) == 0;
 }
 
-item_savepoint::item_savepoint(pqxx::transaction_base& tx) : tx_(tx) {
-  tx_.exec("SAVEPOINT batch_item");
-}
-
-void item_savepoint::keep() {
-  tx_.exec("RELEASE SAVEPOINT batch_item");
-}
-
-void item_savepoint::undo() {
-  tx_.exec("ROLLBACK TO SAVEPOINT batch_item");
-}
-
 } // namespace mg::db

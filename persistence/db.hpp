@@ -77,18 +77,4 @@ private:
 /// True for errors after which the connection must be replaced.
 bool is_connection_error(const std::exception& e);
 
-/// A named SAVEPOINT in `tx`, so one item of a batch can be undone without
-/// losing the others: `undo()` rolls back to it (also after a failed
-/// statement), `keep()` releases it. Plain SQL: the libpqxx 6.4
-/// subtransaction does not send its SAVEPOINT before exec_params.
-class item_savepoint {
-public:
-  explicit item_savepoint(pqxx::transaction_base& tx);
-  void keep();
-  void undo();
-
-private:
-  pqxx::transaction_base& tx_;
-};
-
 } // namespace mg::db

@@ -337,6 +337,31 @@ stale_write stale(const claimed_node& n) {
 
 } // namespace
 
+std::set<std::string> lock_current_claims(pqxx::transaction_base& tx,
+                                          const std::vector<const claimed_node*>& claims) {
+  static const statement q{
+      "mg_lock_current_claims",
+      "SELECT n.id::text FROM movement_request_nodes n"
+      " JOIN movement_requests r ON r.id = n.request_id"
+      " JOIN unnest($1::uuid[], $2::int[], $3::uuid[], $4::text[]) AS c(id, attempt_no, token,"
+      "   node_state) ON c.id = n.id"
+      " WHERE n.attempt_no = c.attempt_no AND n.claim_token IS NOT DISTINCT FROM c.token"
+      "   AND n.node_state = c.node_state"
+      " ORDER BY r.id, n.id FOR UPDATE OF r, n"};
+  std::vector<std::string> ids, attempts, tokens, states;
+  for (auto* n : claims) {
+    ids.push_back(n->id);
+    attempts.push_back(std::to_string(n->attempt_no));
+    tokens.push_back(n->claim_token);
+    states.push_back(n->node_state);
+  }
+  std::set<std::string> current;
+  for (auto row :
+       exec(tx, q, text_array(ids), text_array(attempts), text_array(tokens), text_array(states)))
+    current.insert(row[0].c_str());
+  return current;
+}
+
 update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node& n,
                                  const node_update& u, event_batch& events) {
   auto fx = effects_of(n, u);

@@ -3,6 +3,7 @@
 // conditional writes that follow provider I/O.
 #include <optional>
 #include <pqxx/pqxx>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -126,6 +127,15 @@ int recovery_lane(const std::string& action_type);
 
 // --- writes --------------------------------------------------------------
 enum class claim_token_change { keep, rotate, clear };
+
+/// Locks the requests, then the nodes, of `claims` — requests in id order,
+/// the lock order of every transaction that writes several requests — and
+/// answers the ids of the nodes that still hold the state, attempt and
+/// claim token their worker read. Their conditional writes in `tx` cannot
+/// be stale, and a result whose commit landed although the connection died
+/// during COMMIT is not written a second time by the retry.
+std::set<std::string> lock_current_claims(pqxx::transaction_base& tx,
+                                          const std::vector<const claimed_node*>& claims);
 
 /// A node transition after provider I/O, applied only when the node still
 /// has the (attempt_no, claim_token) the worker read.

@@ -431,7 +431,8 @@ db::claimed_node after_submit(const ready_to_submit& r, const db::node_update& u
 }
 
 /// Writes one submitted node's result (and its inline observation) into
-/// `tx`, each with its request's reconcile. Throws db::stale_write.
+/// `tx`, each with its request's reconcile; its claim is locked and current
+/// (lock_current_claims).
 void write_submitted(pqxx::work& tx, const submitted& item, const engine& e, pass_result& out) {
   const auto& r = item.r;
   db::event_batch events(r.node.request_id, e.settings.callback_max_attempts);
@@ -453,30 +454,25 @@ void write_submitted(pqxx::work& tx, const submitted& item, const engine& e, pas
     out.wake_observer = true;
 }
 
-/// All results of a claim in one transaction, in request id order (the
-/// lock order of multi-request transactions). With several, each is
-/// written under its own savepoint, so a stale one is undone alone.
+/// All results of a claim in one transaction: their requests and nodes
+/// locked first (in request id order), each result re-checked under the
+/// lock against the claim it was produced for, so a stale one (recovery
+/// moved its node meanwhile) is left out alone and the others land.
 void commit_results(pqxx::connection& c, std::vector<submitted>& items, const engine& e,
                     pass_result& out) {
   pqxx::work tx(c);
+  std::vector<const db::claimed_node*> claims;
+  for (auto& item : items)
+    claims.push_back(&item.r.node);
+  auto current = db::lock_current_claims(tx, claims);
   pass_result part;
   for (auto& item : items) {
+    item.stale = !current.count(item.r.node.id);
     if (item.stale)
-      continue;
-    if (items.size() == 1) {
-      write_submitted(tx, item, e, part);
-      continue;
-    }
-    db::item_savepoint sp(tx);
-    try {
-      write_submitted(tx, item, e, part);
-      sp.keep();
-    } catch (const db::stale_write& ex) {
-      sp.undo();
-      item.stale = true;
       log::warn("stale submit result dropped",
-                {{"node_id", item.r.node.id}, {"detail", ex.what()}});
-    }
+                {{"node_id", item.r.node.id}, {"detail", "its attempt or claim token moved on"}});
+    else
+      write_submitted(tx, item, e, part);
   }
   tx.commit();
   out.activated += part.activated;
@@ -493,11 +489,6 @@ void commit_with_retry(db::connection_slot& conn, std::vector<submitted>& items,
   for (int i = 1;; ++i) {
     try {
       commit_results(conn.get(), items, e, out);
-      return;
-    } catch (const db::stale_write& ex) {
-      items.front().stale = true; // a single result: nothing else was in the transaction
-      log::warn("stale submit result dropped",
-                {{"node_id", items.front().r.node.id}, {"detail", ex.what()}});
       return;
     } catch (const pqxx::transaction_rollback& ex) {
       // Deadlock or serialization failure: nothing was written; try again.
@@ -665,9 +656,6 @@ pass_result dispatch_pass(db::connection_slot& conn, const engine& e, int lane) 
   }
   if (results.empty())
     return out;
-  std::sort(results.begin(), results.end(), [](const submitted& a, const submitted& b) {
-    return a.r.node.request_id < b.r.node.request_id;
-  });
   commit_with_retry(conn, results, e, out);
   for (auto& item : results)
     out.stale += item.stale ? 1 : 0;

@@ -1,13 +1,14 @@
 // node_dispatcher's batched steps (SPEC §1): one claim transaction for the
 // READY nodes of several requests whose executor claims in batch, their
-// results in one transaction with a savepoint each, and the inline first
-// observation.
+// results in one transaction, each re-checked under the lock, and the inline
+// first observation.
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "actors/workers/node_dispatcher.hpp"
@@ -48,32 +49,66 @@ std::string history(db_fixture& f, const std::string& node) {
                   node + "')");
 }
 
+/// The fixture's real sim executor with a hook that runs when a batch's
+/// submits begin (after the claim committed, before any ledger write).
+struct hooked_sim : domain::executor {
+  std::shared_ptr<domain::executor> sim;
+  std::function<void()> before_submits;
+  explicit hooked_sim(std::shared_ptr<domain::executor> s) : sim(std::move(s)) {}
+  std::optional<domain::step_result> preflight(const domain::execution_context& c) override {
+    return sim->preflight(c);
+  }
+  std::optional<domain::prepared_action> prepare(const domain::execution_context& c) override {
+    return sim->prepare(c);
+  }
+  domain::step_result submit(const domain::execution_context& c, const domain::prepared_action& a,
+                             const domain::sign_result* s) override {
+    return sim->submit(c, a, s);
+  }
+  std::vector<domain::step_result>
+  submit_many(const std::vector<domain::submit_call>& calls) override {
+    before_submits();
+    return sim->submit_many(calls);
+  }
+  domain::step_result observe(const domain::execution_context& c) override {
+    return sim->observe(c);
+  }
+  domain::recover_result recover(const domain::execution_context& c) override {
+    return sim->recover(c);
+  }
+  domain::health_result health() override { return sim->health(); }
+  bool claims_in_batch(const domain::execution_context& c) const override {
+    return sim->claims_in_batch(c);
+  }
+};
+
+/// Puts a hooked_sim in place of the fixture's "sim" executor.
+std::shared_ptr<hooked_sim> hook_sim(db_fixture& f, std::function<void()> before_submits) {
+  auto hooked = std::make_shared<hooked_sim>(f.ctx->providers.executors.at("sim"));
+  hooked->before_submits = std::move(before_submits);
+  f.ctx->providers.executors["sim"] = hooked;
+  return hooked;
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(dispatch_batch)
 
 BOOST_FIXTURE_TEST_CASE(one_pass_claims_all_before_the_first_submit_and_settles_them, db_fixture) {
-  // Each submit holds after its ledger row: while the first one holds, every
-  // node of the batch is already SUBMITTING (one claim commit, write-ahead).
-  add_template(one_node("held", "chain_transfer", R"("config": {"sim": {"submit_hold_ms": 300}})"));
-  auto requests = approved(*this, "held", 5);
+  // When the submits begin, every node of the batch is SUBMITTING already
+  // (one claim commit, write-ahead) and nothing is in the ledger yet.
+  add_template(one_node("solo"));
+  auto requests = approved(*this, "solo", 5);
   long submitting_at_first_submit = -1;
-  std::thread watcher([&] {
-    auto c = db::connect(url);
-    for (int i = 0; i < 500 && submitting_at_first_submit < 0; ++i) {
-      pqxx::read_transaction tx(*c);
-      if (tx.exec("SELECT 1 FROM sim_ledger").size() > 0)
-        submitting_at_first_submit =
-            tx.exec("SELECT count(*) FROM movement_request_nodes WHERE node_state = 'SUBMITTING'")
-                [0][0]
-                    .as<long>();
-      else
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+  long ledger_at_first_submit = -1;
+  hook_sim(*this, [&] {
+    submitting_at_first_submit =
+        count("SELECT count(*) FROM movement_request_nodes WHERE node_state = 'SUBMITTING'");
+    ledger_at_first_submit = count("SELECT count(*) FROM sim_ledger");
   });
   auto r = workers::dispatch_pass(conn, engine());
-  watcher.join();
   BOOST_TEST(submitting_at_first_submit == 5);
+  BOOST_TEST(ledger_at_first_submit == 0);
   BOOST_TEST(r.processed == 5);
   BOOST_TEST(r.stale == 0);
   for (auto& id : requests) {
@@ -147,40 +182,41 @@ BOOST_FIXTURE_TEST_CASE(a_batch_takes_one_node_per_request, db_fixture) {
   BOOST_TEST(request_col(*this, id, "request_state") == "COMPLETED");
 }
 
-BOOST_FIXTURE_TEST_CASE(a_stale_result_is_undone_alone, db_fixture) {
-  // The middle request's submit holds after its ledger row: meanwhile its
-  // claim token moves (as recovery's would), so only its result is stale.
+BOOST_FIXTURE_TEST_CASE(a_stale_result_is_left_out_alone, db_fixture) {
+  // Between the claim and the results, the middle request's claim token
+  // moves (as recovery's would): only its result is stale.
   add_template(one_node("solo"));
-  add_template(
-      one_node("held", "chain_transfer", R"("config": {"sim": {"submit_hold_ms": 1500}})"));
-  auto first = approved(*this, "solo", 1);
-  auto held = approved(*this, "held", 1);
-  auto last = approved(*this, "solo", 1);
-  auto held_node = node_id(*this, held[0]);
-  std::thread mover([&] {
-    auto c = db::connect(url);
-    for (int i = 0; i < 500; ++i) {
-      pqxx::work tx(*c);
-      auto n = tx.exec("SELECT count(*) FROM sim_ledger WHERE node_id = '" + held_node + "'");
-      if (n[0][0].as<int>() > 0) {
-        tx.exec("UPDATE movement_request_nodes SET claim_token = gen_random_uuid() WHERE id = '" +
-                held_node + "'");
-        tx.commit();
-        return;
-      }
-      tx.commit();
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+  auto requests = approved(*this, "solo", 3);
+  auto moved = node_id(*this, requests[1]);
+  hook_sim(*this, [&] {
+    exec("UPDATE movement_request_nodes SET claim_token = gen_random_uuid() WHERE id = '" + moved +
+         "'");
   });
   auto r = workers::dispatch_pass(conn, engine());
-  mover.join();
   BOOST_TEST(r.processed == 3);
   BOOST_TEST(r.stale == 1);
-  BOOST_TEST(node_state(first[0], "a") == "COMPLETED");
-  BOOST_TEST(node_state(last[0], "a") == "COMPLETED");
-  BOOST_TEST(node_state(held[0], "a") == "SUBMITTING");
-  BOOST_TEST(count("SELECT count(*) FROM node_artifacts WHERE node_id = '" + held_node +
+  BOOST_TEST(node_state(requests[0], "a") == "COMPLETED");
+  BOOST_TEST(node_state(requests[2], "a") == "COMPLETED");
+  BOOST_TEST(node_state(requests[1], "a") == "SUBMITTING");
+  BOOST_TEST(count("SELECT count(*) FROM node_artifacts WHERE node_id = '" + moved +
                    "' AND kind = 'submit_proof'") == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_result_is_not_written_over_a_node_that_moved_on_under_its_token,
+                        db_fixture) {
+  // What a retry meets after a result commit that landed although the
+  // connection died during COMMIT: same attempt and token, another state.
+  add_template(one_node("solo"));
+  auto requests = approved(*this, "solo", 2);
+  auto moved = node_id(*this, requests[0]);
+  hook_sim(*this, [&] {
+    exec("UPDATE movement_request_nodes SET node_state = 'SUBMITTED' WHERE id = '" + moved + "'");
+  });
+  auto r = workers::dispatch_pass(conn, engine());
+  BOOST_TEST(r.stale == 1);
+  BOOST_TEST(node_state(requests[0], "a") == "SUBMITTED");
+  BOOST_TEST(node_col(*this, moved, "observe_count") == "0");
+  BOOST_TEST(node_state(requests[1], "a") == "COMPLETED");
 }
 
 BOOST_FIXTURE_TEST_CASE(the_inline_observation_writes_what_the_observer_would, db_fixture) {
