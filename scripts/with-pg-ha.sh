@@ -15,9 +15,9 @@
 #                     e.g. to tune its pgautofailover.* settings
 #   MG_PG_HA_PORTS    "P1 P2", MG_PG_HA_DATA "D1 D2" (node data directories,
 #                     in the same order), MG_PG_HA_KEEPERS "G1 G2" (each node
-#                     keeper's process group: `kill -KILL -- -G1` stops every
-#                     pg_autoctl process of node1; its postgres runs in a
-#                     group of its own, see D1/postmaster.pid),
+#                     keeper's process group: `kill -KILL -- -G1` kills every
+#                     pg_autoctl process of node1 and the postmaster they
+#                     started, whose pid is also in D1/postmaster.pid),
 #   MG_PG_BIN
 # exported, then stops every keeper and server and deletes the directory --
 # also when CMD fails, the formation never forms, or the script gets INT/TERM.

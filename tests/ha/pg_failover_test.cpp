@@ -271,6 +271,23 @@ struct ha_fixture : test::serve_fixture {
     return r[0][0].is_null() ? 0.0 : r[0][0].as<double>();
   }
 
+  std::string monitor_events(double since) {
+    try {
+      auto c = db::connect(monitor_uri);
+      pqxx::nontransaction tx(*c);
+      std::string out;
+      for (auto row : tx.exec("SELECT to_char(eventtime, 'HH24:MI:SS.MS'), nodeport, "
+                              "reportedstate, goalstate, description FROM pgautofailover.event "
+                              "WHERE eventtime >= to_timestamp(" +
+                              pqxx::to_string(since - 1) + ") ORDER BY eventid"))
+        out += std::string(row[0].c_str()) + " " + row[1].c_str() + " " + row[2].c_str() + "/" +
+               row[3].c_str() + " " + row[4].c_str() + "\n";
+      return out;
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  }
+
   enum class fault { planned_failover, postmaster_kill, keeper_and_postmaster_kill };
   void lose_the_primary(fault kind, int movements, int fault_after);
 };
@@ -375,7 +392,8 @@ void ha_fixture::lose_the_primary(fault kind, int movements, int fault_after) {
   }
   for (auto& c : clients)
     c.join();
-  BOOST_REQUIRE(!failed);
+  BOOST_REQUIRE_MESSAGE(!failed,
+                        "the monitor's events since the fault:\n" + monitor_events(fault_at));
   if (fault_thread.joinable())
     fault_thread.join();
   double created_in = std::chrono::duration<double>(steady::now() - started).count();
