@@ -513,6 +513,9 @@ void ha_fixture::lose_the_primary(fault kind, int movements, int fault_after) {
   if (!tuned.empty())
     std::cout << "; monitor tuned: " << tuned;
   std::cout << std::endl;
+  if (kind == fault::postmaster_kill) // which of the two outcomes, and when
+    std::cout << "pg_failover: the monitor's events since the fault:\n"
+              << monitor_events(fault_at) << std::flush;
 
   BOOST_TEST(server->running());
   BOOST_TEST(second->running());
