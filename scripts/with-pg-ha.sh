@@ -186,6 +186,7 @@ start_keeper() {
   if ((as_root)); then
     owner=(runuser -u postgres -- "${owner[@]}")
   fi
+  # shellcheck disable=SC2016 # $$ and $1 belong to the inner shell: the session leader
   (cd "$tmp_dir" && exec setsid bash -c 'echo $$ >"$1" && shift && exec "$@"' keeper \
     "$group_file" "${owner[@]}" "$autoctl" create "$@" --run) >"$tmp_dir/$name.log" 2>&1 &
   for _ in $(seq 50); do
