@@ -11,8 +11,13 @@
 #   MG_PG_HA_MONITOR_URI  the monitor (user autoctl_node, database pg_auto_failover)
 #   MG_PG_HA_CTL      a command that runs `pg_autoctl` as the formation's owner
 #                     with its environment, e.g. `$MG_PG_HA_CTL perform failover`
+#   MG_PG_HA_MONITOR_PSQL  a command that runs psql as the monitor's superuser,
+#                     e.g. to tune its pgautofailover.* settings
 #   MG_PG_HA_PORTS    "P1 P2", MG_PG_HA_DATA "D1 D2" (node data directories,
-#                     in the same order), MG_PG_HA_KEEPERS "K1 K2" (keeper pids),
+#                     in the same order), MG_PG_HA_KEEPERS "G1 G2" (each node
+#                     keeper's process group: `kill -KILL -- -G1` kills every
+#                     pg_autoctl process of node1 and the postmaster they
+#                     started, whose pid is also in D1/postmaster.pid),
 #   MG_PG_BIN
 # exported, then stops every keeper and server and deletes the directory --
 # also when CMD fails, the formation never forms, or the script gets INT/TERM.
@@ -105,12 +110,18 @@ cleanup() {
       wait "$pid" || true
     done
     stop_keeper "$monitor_dir"
-    for pid in "${keepers[@]}"; do
-      for _ in $(seq 100); do
-        kill -0 "$pid" 2>/dev/null || break
+    # `pg_autoctl stop` fails on a keeper still in `create` (no pid file
+    # yet, or a pg_basebackup running): its whole process group goes.
+    local group
+    for group in "${keepers[@]}"; do
+      kill -TERM -- "-$group" 2>/dev/null || true
+    done
+    for group in "${keepers[@]}"; do
+      for _ in $(seq 50); do
+        kill -0 -- "-$group" 2>/dev/null || break
         sleep 0.1
       done
-      kill -KILL "$pid" 2>/dev/null || true
+      kill -KILL -- "-$group" 2>/dev/null || true
     done
     for dir in "${node_dirs[@]}" "$monitor_dir"; do
       [[ -n $dir ]] && kill_postmaster "$dir"
@@ -164,23 +175,36 @@ fi
 monitor_port=${ports[0]}
 
 # Starts `pg_autoctl create ... --run` in the background (the keeper then
-# stays up and supervises its postgres); its pid goes to `keepers`.
+# stays up and supervises its postgres) in a session of its own: a pid of
+# the keeper is not enough to stop it (runuser and pg_autoctl fork), its
+# process group id goes to `keepers`.
 start_keeper() {
-  local name=$1
+  local name=$1 group_file=$tmp_dir/$1.pgid owner=()
   shift
-  as_pg "$autoctl" create "$@" --run >"$tmp_dir/$name.log" 2>&1 &
-  keepers+=($!)
+  owner=(env XDG_CONFIG_HOME="$tmp_dir/config" XDG_DATA_HOME="$tmp_dir/share"
+    XDG_RUNTIME_DIR="$tmp_dir/run" PG_CONFIG="$pg_bin/pg_config" PATH="$pg_bin:$PATH")
+  if ((as_root)); then
+    owner=(runuser -u postgres -- "${owner[@]}")
+  fi
+  # shellcheck disable=SC2016 # $$ and $1 belong to the inner shell: the session leader
+  (cd "$tmp_dir" && exec setsid bash -c 'echo $$ >"$1" && shift && exec "$@"' keeper \
+    "$group_file" "${owner[@]}" "$autoctl" create "$@" --run) >"$tmp_dir/$name.log" 2>&1 &
+  for _ in $(seq 50); do
+    [[ -s $group_file ]] && break
+    sleep 0.1
+  done
+  keepers+=("$(cat "$group_file")")
 }
 
 # Waits up to $2 s for the function `$1` to succeed; shows the log $3
-# and exits on timeout or when keeper $4 has died.
+# and exits on timeout or when keeper $4 (a process group) has died.
 wait_for() {
   local cond=$1 secs=$2 logf=$3 keeper=$4
   for _ in $(seq $((secs * 2))); do
     if "$cond"; then
       return 0
     fi
-    if ! kill -0 "$keeper" 2>/dev/null; then
+    if ! kill -0 -- "-$keeper" 2>/dev/null; then
       log "keeper $keeper exited; its log:"
       tail -n 40 "$logf" >&2 || true
       exit 1
@@ -228,7 +252,8 @@ done
 # pg_basebackup asks for a spread checkpoint, which takes minutes on an idle
 # server; a CHECKPOINT on the primary finishes it at once.
 checkpoint_node1() {
-  as_pg "$pg_bin/psql" -X -q -h 127.0.0.1 -p "${ports[1]}" -U postgres -d movegate \
+  # bounded: a signal waits for the foreground command to end
+  as_pg timeout 10 "$pg_bin/psql" -X -q -h 127.0.0.1 -p "${ports[1]}" -U postgres -d movegate \
     -c checkpoint >/dev/null 2>&1 || true
 }
 formed() {
@@ -248,10 +273,19 @@ ctl=$tmp_dir/pg_autoctl-as-owner
   echo "as_pg '$autoctl' \"\$@\" --pgdata '${node_dirs[0]}'"
 } >"$ctl"
 chmod 755 "$ctl"
+monitor_psql=$tmp_dir/psql-monitor
+{
+  echo '#!/usr/bin/env bash'
+  declare -p tmp_dir pg_bin as_root
+  declare -f as_pg
+  echo "as_pg '$pg_bin/psql' -X -v ON_ERROR_STOP=1 -h 127.0.0.1 -p '$monitor_port' -U postgres -d pg_auto_failover \"\$@\""
+} >"$monitor_psql"
+chmod 755 "$monitor_psql"
 
 export MG_DATABASE_URL="postgresql://postgres@127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}/movegate?target_session_attrs=read-write"
 export MG_PG_HA_MONITOR_URI=$monitor_uri
 export MG_PG_HA_CTL=$ctl
+export MG_PG_HA_MONITOR_PSQL=$monitor_psql
 export MG_PG_HA_PORTS="${ports[1]} ${ports[2]}"
 export MG_PG_HA_DATA="${node_dirs[0]} ${node_dirs[1]}"
 export MG_PG_HA_KEEPERS="${keepers[1]} ${keepers[2]}"

@@ -1,18 +1,23 @@
-// Two `movegate serve` processes ride a PostgreSQL primary failover with
+// Two `movegate serve` processes ride the loss of a PostgreSQL primary with
 // nothing lost (runs under scripts/with-pg-ha.sh: a pg_auto_failover monitor,
 // primary and synchronous secondary; MG_DATABASE_URL names both nodes with
-// target_session_attrs=read-write). 300 chain movements, some with
-// callbacks, are created through the API while `pg_autoctl perform failover`
-// runs: every movement completes, each send node has exactly one accepted
-// submit, every callback row is delivered, /readyz answers 503 while no
-// primary is reachable and 200 after, and the API never answers 500.
+// target_session_attrs=read-write). Chain movements, some with callbacks, are
+// created through the API while the primary goes: a planned `pg_autoctl
+// perform failover`, a SIGKILL of its postmaster, or its keeper and
+// postmaster killed together (an unplanned failover). Each time every
+// movement completes, each send node has exactly one accepted submit, every
+// callback row is delivered, /readyz answers 503 while no primary is
+// reachable and 200 after, and the API never answers 500.
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "domain/json.hpp"
@@ -32,8 +37,6 @@ const test::api_key_spec creator{"creator", "c4ea7e00c4ea7e00c4ea7e00c4ea7e00",
 const test::api_key_spec approver{"approver", "a11ce000a11ce000a11ce000a11ce000",
                                   R"(["approve", "read"])"};
 const char* const callback_secret = "ha-callback-secret-42";
-constexpr int movements = 300;
-constexpr int fault_after = 100;     // movements created before the failover starts
 constexpr int callback_every = 5;    // every 5th movement has a callback_url
 constexpr auto call_patience = 120s; // an API call retried on 503 gives up after this
 
@@ -131,6 +134,20 @@ struct ha_fixture : test::serve_fixture {
     start("ha-a", tuning()); // the fixture's own ports now name process A
     second =
         std::make_unique<test::child>(std::vector<std::string>{"serve"}, e2, prefix + "-ha-b.log");
+    // B's cluster row comes before its API listens.
+    test::api_client b(second_api_port, "", "");
+    test::request_options unsigned_call;
+    unsigned_call.sign = false;
+    for (auto deadline = steady::now() + 30s;;) {
+      try {
+        b.get("/v3/movements", unsigned_call);
+        break;
+      } catch (const std::exception&) {
+        BOOST_REQUIRE_MESSAGE(steady::now() < deadline,
+                              "process B never listened: " + second->log());
+        std::this_thread::sleep_for(100ms);
+      }
+    }
   }
 
   /// `call` until it answers something else than 503 (the database away).
@@ -179,13 +196,100 @@ struct ha_fixture : test::serve_fixture {
     return false;
   }
 
+  /// The node that takes writes and is settled there, 0 if none is.
+  /// wait_primary: a primary whose secondary is gone (it then commits
+  /// without a synchronous standby).
   int primary_port() {
     auto c = db::connect(monitor_uri);
     pqxx::nontransaction tx(*c);
-    auto r = tx.exec("SELECT nodeport FROM pgautofailover.node WHERE reportedstate = 'primary'"
-                     " AND goalstate = 'primary'");
+    auto r = tx.exec("SELECT nodeport FROM pgautofailover.node WHERE reportedstate = goalstate"
+                     " AND reportedstate IN ('primary', 'wait_primary')");
     return r.size() == 1 ? r[0][0].as<int>() : 0;
   }
+  int settled_primary_port(std::chrono::seconds timeout) {
+    auto deadline = steady::now() + timeout;
+    for (;;) {
+      int port = primary_port();
+      if (port != 0 || steady::now() > deadline)
+        return port;
+      std::this_thread::sleep_for(200ms);
+    }
+  }
+
+  /// Data directory and keeper process group of the node on `port`.
+  std::pair<std::string, int> node_of(int port) {
+    std::istringstream ports(required_env("MG_PG_HA_PORTS")), data(required_env("MG_PG_HA_DATA")),
+        keepers(required_env("MG_PG_HA_KEEPERS"));
+    int p = 0, group = 0;
+    std::string dir;
+    while (ports >> p && data >> dir && keepers >> group)
+      if (p == port)
+        return {dir, group};
+    throw std::runtime_error("no node on port " + std::to_string(port));
+  }
+  static pid_t postmaster_of(const std::string& dir) {
+    std::ifstream f(dir + "/postmaster.pid");
+    pid_t pid = 0;
+    f >> pid;
+    if (pid <= 0)
+      throw std::runtime_error("no postmaster.pid in " + dir);
+    return pid;
+  }
+
+  /// The monitor's health checks, tuned so that a lost primary is declared
+  /// unhealthy (and its standby promoted) within seconds rather than after
+  /// the defaults' 20 s unhealthy timeout plus 30 s demote timeout.
+  static constexpr const char* tuned_monitor[][2] = {{"health_check_period", "1000"},
+                                                     {"health_check_timeout", "1000"},
+                                                     {"health_check_max_retries", "1"},
+                                                     {"health_check_retry_delay", "500"},
+                                                     {"node_considered_unhealthy_timeout", "2000"},
+                                                     {"primary_demote_timeout", "3000"}};
+  std::string tune_monitor() {
+    std::string cmd = required_env("MG_PG_HA_MONITOR_PSQL") + " -q";
+    std::string shown;
+    for (auto& [name, value] : tuned_monitor) {
+      cmd += " -c \"ALTER SYSTEM SET pgautofailover." + std::string(name) + " = " + value + "\"";
+      shown += std::string(name) + "=" + value + " ";
+    }
+    auto r = test::run_shell(cmd + " -c \"SELECT pg_reload_conf()\"");
+    BOOST_REQUIRE_MESSAGE(r.status == 0, r.output);
+    return shown;
+  }
+
+  /// Events of the monitor since `since` (epoch seconds): when the node on
+  /// `port` became primary (0 if it did not).
+  double promoted_at(int port, double since) {
+    auto c = db::connect(monitor_uri);
+    pqxx::nontransaction tx(*c);
+    auto r = tx.exec("SELECT extract(epoch FROM min(eventtime)) FROM pgautofailover.event WHERE "
+                     "nodeport = " +
+                     std::to_string(port) +
+                     " AND reportedstate IN ('wait_primary', 'primary') AND eventtime >= "
+                     "to_timestamp(" +
+                     pqxx::to_string(since) + ")");
+    return r[0][0].is_null() ? 0.0 : r[0][0].as<double>();
+  }
+
+  std::string monitor_events(double since) {
+    try {
+      auto c = db::connect(monitor_uri);
+      pqxx::nontransaction tx(*c);
+      std::string out;
+      for (auto row : tx.exec("SELECT to_char(eventtime, 'HH24:MI:SS.MS'), nodeport, "
+                              "reportedstate, goalstate, description FROM pgautofailover.event "
+                              "WHERE eventtime >= to_timestamp(" +
+                              pqxx::to_string(since - 1) + ") ORDER BY eventid"))
+        out += std::string(row[0].c_str()) + " " + row[1].c_str() + " " + row[2].c_str() + "/" +
+               row[3].c_str() + " " + row[4].c_str() + "\n";
+      return out;
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  }
+
+  enum class fault { planned_failover, postmaster_kill, keeper_and_postmaster_kill };
+  void lose_the_primary(fault kind, int movements, int fault_after);
 };
 
 /// Polls process A's /readyz until stopped, keeping every answer.
@@ -204,6 +308,10 @@ struct readyz_watch {
         {
           std::lock_guard<std::mutex> lock(mutex);
           statuses.push_back(status);
+          if (status == 503 && (outages.empty() || outages.back().second != 0.0))
+            outages.push_back({epoch_now(), 0.0});
+          else if (status == 200 && !outages.empty() && outages.back().second == 0.0)
+            outages.back().second = epoch_now();
         }
         std::this_thread::sleep_for(100ms);
       }
@@ -219,26 +327,33 @@ struct readyz_watch {
   std::atomic<bool> stop{false};
   std::mutex mutex;
   std::vector<int> statuses;
+  /// [first 503, next 200) of every stretch without a primary, epoch seconds.
+  std::vector<std::pair<double, double>> outages;
   std::thread thread;
 };
 
 } // namespace
 
-BOOST_AUTO_TEST_SUITE(pg_failover)
-
-BOOST_FIXTURE_TEST_CASE(planned_failover_loses_nothing, ha_fixture) {
+// The fault strikes once `fault_after` of `movements` are created (by four
+// clients at once: creation is the long pole on a loaded machine), the rest
+// are created while the database is away or after.
+void ha_fixture::lose_the_primary(fault kind, int movements, int fault_after) {
+  // MG_TEST_HA_DEFAULT_TIMEOUTS=1 keeps pg_auto_failover's defaults, to
+  // measure them (the lost primary is then replaced after about a minute).
+  const char* defaults = std::getenv("MG_TEST_HA_DEFAULT_TIMEOUTS");
+  std::string tuned =
+      kind == fault::keeper_and_postmaster_kill && !(defaults && *defaults) ? tune_monitor() : "";
   start_both();
   BOOST_REQUIRE(wait_for("SELECT count(*) = 2 FROM cluster_nodes", 60s));
   const int old_primary = primary_port();
   BOOST_REQUIRE(old_primary != 0);
+  const auto [old_dir, old_keeper] = node_of(old_primary);
   readyz_watch readyz(admin_port);
 
   double fault_at = 0;
   test::shell_result failover;
-  std::thread fault;
+  std::thread fault_thread;
   const auto started = steady::now();
-  // Four clients at once (creation is the test's long pole on a loaded
-  // machine); the failover starts once the first `fault_after` are in.
   std::atomic<int> next{0};
   std::atomic<int> finished{0};
   std::atomic<bool> failed{false};
@@ -246,24 +361,44 @@ BOOST_FIXTURE_TEST_CASE(planned_failover_loses_nothing, ha_fixture) {
   for (int t = 0; t < 4; ++t)
     clients.emplace_back([&] {
       for (int i = next++; i < movements && !failed; i = next++) {
-        if (!create_and_approve(i))
+        try {
+          if (!create_and_approve(i))
+            failed = true;
+        } catch (const std::exception& e) { // not answering at all fails the test too
+          std::lock_guard<std::mutex> lock(api_statuses.mutex);
+          std::cerr << "pg_failover: movement " << i << ": " << e.what() << std::endl;
           failed = true;
+        }
         ++finished;
       }
     });
   while (finished < fault_after && !failed)
     std::this_thread::sleep_for(10ms);
+  const pid_t old_postmaster = postmaster_of(old_dir);
   fault_at = epoch_now();
-  fault = std::thread([&] { failover = test::run_shell(ctl + " perform failover"); });
+  switch (kind) {
+  case fault::planned_failover:
+    fault_thread = std::thread([&] { failover = test::run_shell(ctl + " perform failover"); });
+    break;
+  case fault::postmaster_kill:
+    BOOST_REQUIRE(::kill(old_postmaster, SIGKILL) == 0);
+    break;
+  case fault::keeper_and_postmaster_kill:
+    // The whole node at once, as when its host dies: no keeper is left to
+    // restart postgres or to tell the monitor anything.
+    BOOST_REQUIRE(::kill(-old_keeper, SIGKILL) == 0);
+    ::kill(old_postmaster, SIGKILL); // also in the keeper's group: may be gone already
+    break;
+  }
   for (auto& c : clients)
     c.join();
-  BOOST_REQUIRE(!failed);
-  fault.join();
+  BOOST_REQUIRE_MESSAGE(!failed,
+                        "the monitor's events since the fault:\n" + monitor_events(fault_at));
+  if (fault_thread.joinable())
+    fault_thread.join();
   double created_in = std::chrono::duration<double>(steady::now() - started).count();
-  BOOST_REQUIRE_MESSAGE(failover.status == 0, failover.output);
-  const int new_primary = primary_port();
-  BOOST_TEST(new_primary != 0);
-  BOOST_TEST(new_primary != old_primary);
+  if (kind == fault::planned_failover)
+    BOOST_REQUIRE_MESSAGE(failover.status == 0, failover.output);
 
   bool all_done = primary_wait(url,
                                "SELECT count(*) = " + std::to_string(movements) +
@@ -275,6 +410,13 @@ BOOST_FIXTURE_TEST_CASE(planned_failover_loses_nothing, ha_fixture) {
                                             "movement_requests GROUP BY 1) s") +
                             "\nA: " + server->log() + "\nB: " + second->log());
   double done_at = epoch_now();
+  // A killed postmaster is either restarted in place by its keeper or, when
+  // the monitor declares it unhealthy first, replaced by its standby.
+  const int new_primary = settled_primary_port(60s);
+  BOOST_TEST(new_primary != 0);
+  if (kind != fault::postmaster_kill)
+    BOOST_TEST(new_primary != old_primary);
+  const bool failed_over = new_primary != old_primary;
 
   // One accepted submit per send node: none lost, none doubled.
   BOOST_TEST(primary_scalar(url, "SELECT count(*) FROM movement_request_nodes n WHERE node_key = "
@@ -313,50 +455,89 @@ BOOST_FIXTURE_TEST_CASE(planned_failover_loses_nothing, ha_fixture) {
   BOOST_TEST(rows > 0u);
   BOOST_TEST(missing == 0u, missing << " of " << rows << " callback rows never delivered");
 
-  // The first commit on the new primary, and when it was promoted (the
-  // monitor's event log, on the same clock).
-  auto promoted = [&] {
-    auto c = db::connect(monitor_uri);
-    pqxx::nontransaction tx(*c);
-    auto r = tx.exec("SELECT extract(epoch FROM min(eventtime)) FROM pgautofailover.event WHERE "
-                     "nodeport = " +
-                     std::to_string(new_primary) +
-                     " AND reportedstate IN ('wait_primary', 'primary') AND eventtime >= "
-                     "to_timestamp(" +
-                     pqxx::to_string(fault_at) + ")");
-    return r[0][0].is_null() ? 0.0 : r[0][0].as<double>();
-  }();
-  BOOST_TEST(promoted > 0.0);
-  auto first_commit = std::stod(primary_scalar(
-      url, "SELECT coalesce(extract(epoch FROM min(occurred_at)), 0) FROM movement_events WHERE "
-           "occurred_at >= to_timestamp(" +
-               pqxx::to_string(promoted) + ")"));
+  readyz.finish();
+  // The first commit on a primary after each stretch without one (on the
+  // same clock: everything runs on this host). Not simply after the fault:
+  // the backends of a killed postmaster, and a primary being demoted, still
+  // commit for a moment. A planned failover counts from the promotion.
+  const double promoted = failed_over ? promoted_at(new_primary, fault_at) : 0.0;
+  if (failed_over)
+    BOOST_TEST(promoted > 0.0);
+  auto first_commit_after = [&](double t) {
+    return std::stod(primary_scalar(
+        url, "SELECT coalesce(extract(epoch FROM min(occurred_at)), 0) FROM movement_events "
+             "WHERE occurred_at >= to_timestamp(" +
+                 pqxx::to_string(t) + ")"));
+  };
+  std::string outage_str;
+  double first_commit = 0;
+  for (auto& [from, to] : readyz.outages) {
+    double commit = first_commit_after(from);
+    if (first_commit == 0.0)
+      first_commit = commit;
+    outage_str += "[" + std::to_string(from - fault_at) + " .. " + std::to_string(to - fault_at) +
+                  " s: first commit after it at " + std::to_string(commit - fault_at) + " s] ";
+  }
+  if (readyz.outages.empty()) // a postmaster restarted in place between two polls
+    first_commit = first_commit_after(fault_at);
+  if (kind == fault::planned_failover)
+    first_commit = first_commit_after(promoted);
   BOOST_TEST(first_commit > 0.0);
 
-  readyz.finish();
   std::map<int, int> ready;
   for (int s : readyz.statuses)
     ++ready[s];
   std::string ready_str;
   for (auto& [s, n] : ready)
     ready_str += std::to_string(s) + "x" + std::to_string(n) + " ";
-  BOOST_TEST(ready[503] > 0, "/readyz never said 503 during the failover: " << ready_str);
+  if (failed_over)
+    BOOST_TEST(ready[503] > 0, "/readyz never said 503 while the primary was away: " << ready_str);
   BOOST_TEST(readyz.statuses.back() == 200);
   BOOST_TEST(ready.size() == (ready.count(200) + ready.count(503)), ready_str);
   auto api = api_statuses.str();
   BOOST_TEST(api.find("500x") == std::string::npos, api);
 
-  std::cout << "pg_failover: planned failover: fault -> new primary promoted "
-            << (promoted - fault_at) << " s, fault -> first movegate commit on it "
-            << (first_commit - fault_at) << " s, fault -> all " << movements << " completed "
-            << (done_at - fault_at) << " s; created in " << created_in << " s; send nodes retried "
-            << retried_nodes << "; /readyz " << ready_str << "; API " << api << std::endl;
+  const char* what = kind == fault::planned_failover ? "planned failover"
+                     : kind == fault::postmaster_kill
+                         ? (failed_over ? "postmaster SIGKILL (standby promoted)"
+                                        : "postmaster SIGKILL (restarted in place)")
+                         : "keeper and postmaster SIGKILL (unplanned failover)";
+  std::cout << "pg_failover: " << what << ": ";
+  if (failed_over)
+    std::cout << "fault -> new primary promoted " << (promoted - fault_at) << " s, ";
+  std::cout << "fault -> first movegate commit on the primary " << (first_commit - fault_at)
+            << " s; /readyz 503 (fault = 0 s) " << outage_str << "; fault -> all " << movements
+            << " completed " << (done_at - fault_at) << " s; created in " << created_in
+            << " s; send nodes retried " << retried_nodes << "; /readyz " << ready_str << "; API "
+            << api;
+  if (!tuned.empty())
+    std::cout << "; monitor tuned: " << tuned;
+  std::cout << std::endl;
+  if (kind == fault::postmaster_kill) // which of the two outcomes, and when
+    std::cout << "pg_failover: the monitor's events since the fault:\n"
+              << monitor_events(fault_at) << std::flush;
 
   BOOST_TEST(server->running());
   BOOST_TEST(second->running());
   stop(SIGTERM);
   second->signal(SIGTERM);
   BOOST_TEST(second->wait(60s) == 0);
+}
+
+BOOST_AUTO_TEST_SUITE(pg_failover)
+
+BOOST_FIXTURE_TEST_CASE(planned_failover_loses_nothing, ha_fixture) {
+  lose_the_primary(fault::planned_failover, 300, 100);
+}
+
+// Under load the standby is often promoted while the keeper still restarts
+// the killed postmaster: both outcomes are checked the same way.
+BOOST_FIXTURE_TEST_CASE(postmaster_kill_failover_loses_nothing, ha_fixture) {
+  lose_the_primary(fault::postmaster_kill, 40, 15);
+}
+
+BOOST_FIXTURE_TEST_CASE(unplanned_failover_loses_nothing, ha_fixture) {
+  lose_the_primary(fault::keeper_and_postmaster_kill, 40, 15);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
