@@ -189,6 +189,8 @@ worker_actor::behavior_type loop_worker(worker_actor::stateful_pointer<loop_stat
         if (gen != st.generation)
           return; // superseded by a wake-up
         st.immediate_pending = false;
+        if (env.links && env.links->stopping && !spec.outlives_drain)
+          return; // the supervisor's exit message follows
         if (auto fatal = run_pass(self, spec, env, *meters)) {
           log::error("worker stopped: fatal pass outcome",
                      {{"worker", spec.name}, {"reason", *fatal}});

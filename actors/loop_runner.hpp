@@ -69,6 +69,10 @@ struct runtime_links {
   /// Per dispatcher (same order as `dispatchers`): set while it runs a pass.
   std::vector<std::shared_ptr<std::atomic<bool>>> dispatcher_busy;
   mutable std::atomic<size_t> next_dispatcher{0};
+  /// Set when the runtime is asked to stop: no worker but one that
+  /// outlives the drain starts another pass (nothing is claimed after
+  /// SIGTERM), even one whose tick was queued before its exit message.
+  std::atomic<bool> stopping{false};
 };
 
 struct worker_spec {
@@ -79,6 +83,10 @@ struct worker_spec {
   std::function<workers::pass_result(db::connection_slot&)> pass;
   /// When set, true while a pass runs (dispatchers: wake-ups prefer idle ones).
   std::shared_ptr<std::atomic<bool>> busy{};
+  /// Runs on while the others drain their passes in flight and is stopped
+  /// once they are down (the cluster lease: no peer takes this node's
+  /// claims over while their submits may still answer).
+  bool outlives_drain = false;
 };
 
 struct worker_env {

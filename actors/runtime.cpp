@@ -1,7 +1,10 @@
 #include "actors/runtime.hpp"
 
+#include <chrono>
 #include <csignal>
+#include <optional>
 
+#include "actors/runtime_status.hpp"
 #include "actors/workers/cluster_lease.hpp"
 #include "actors/workers/conditional_workers.hpp"
 #include "actors/workers/dispatch_listener.hpp"
@@ -20,6 +23,12 @@ namespace {
 
 /// How long one listener pass waits for a NOTIFY.
 constexpr int listener_wait_ms = 500;
+
+/// Beyond the executor timeout: the result commit of the last answer.
+constexpr double drain_margin_seconds = 5;
+
+/// How often run_until_stopped looks for a stop signal.
+constexpr auto signal_poll = std::chrono::milliseconds(50);
 
 domain::loop_policy policy(double interval, const config::settings& s, bool drain = true) {
   return {interval, s.worker_jitter_seconds, drain};
@@ -63,7 +72,8 @@ std::vector<worker_spec> engine_workers(caf::actor_system& sys,
       {"cluster_lease", worker_group::core, lease_policy,
        [ctx, continuity = std::make_shared<workers::lease_continuity>()](db::connection_slot& c) {
          return workers::cluster_lease_pass(c, ctx->e, ctx->suspects, *continuity);
-       }});
+       },
+       nullptr, true});
   specs.push_back({"reconcile_sweep", worker_group::core, policy(s.reconcile_interval_seconds, s),
                    [ctx](db::connection_slot& c) {
                      return workers::reconcile_sweep_pass(c, ctx->e);
@@ -177,6 +187,7 @@ void runtime::leave_cluster() {
 
 void runtime::shutdown() {
   shutdown_asked_ = true;
+  links_->stopping = true;
   if (supervisor_)
     caf::anon_send(supervisor_, shutdown_atom::value);
 }
@@ -204,35 +215,53 @@ bool stop_signal_within(double seconds) {
 
 } // namespace
 
-int run_until_stopped(caf::actor_system& sys, runtime& rt, const std::function<void()>& on_started,
-                      const std::function<void()>& on_waiting) {
+double drain_bound_seconds(const config::settings& s) {
+  return s.executor_timeout_seconds + drain_margin_seconds;
+}
+
+stop_outcome run_until_stopped(caf::actor_system& sys, runtime& rt,
+                               const std::function<void()>& on_started,
+                               const std::function<void()>& on_waiting) {
   if (!rt.claim_name({on_waiting, [](double seconds) {
                         return !stop_signal_within(seconds);
                       }})) {
     log::info("stopped while waiting for this runtime node's lease");
-    return 0;
+    return {};
   }
   caf::scoped_actor self{sys};
   rt.start(caf::actor_cast<caf::actor>(self));
   if (on_started)
     on_started();
-  int exit_code = -1;
-  bool asked_to_stop = false;
-  while (exit_code < 0) {
-    self->receive([&](done_atom, int code) { exit_code = code; },
-                  caf::after(std::chrono::milliseconds(200)) >>
+  const auto bound = std::chrono::duration<double>(drain_bound_seconds(rt.settings()));
+  std::optional<std::chrono::steady_clock::time_point> stop_by;
+  stop_outcome out{-1, true};
+  while (out.exit_code < 0) {
+    self->receive([&](done_atom, int code) { out.exit_code = code; },
+                  caf::after(signal_poll) >>
                       [&] {
-                        if (!asked_to_stop && stop_signal_within(0)) {
-                          asked_to_stop = true;
+                        auto now = std::chrono::steady_clock::now();
+                        if (!stop_by && stop_signal_within(0)) {
+                          stop_by =
+                              now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                        bound);
                           rt.shutdown();
+                        } else if (stop_by && now >= *stop_by) {
+                          out = {0, false};
                         }
                       });
   }
+  if (!out.drained) {
+    log::warn("in-flight work did not finish within the drain bound; exiting without it, its "
+              "claims left to recovery",
+              {{"drain_bound_seconds", bound.count()},
+               {"still_running", running_members(supervision_json(sys, rt))}});
+    rt.keep_claims_for_recovery();
+  }
   // Only a clean stop leaves: after a core failure claims may be stranded,
   // and the expiring lease hands them to a survivor's recovery.
-  if (exit_code == 0)
+  if (out.exit_code == 0)
     rt.leave_cluster();
-  return exit_code;
+  return out;
 }
 
 } // namespace mg::actors

@@ -38,10 +38,16 @@ public:
   /// `waiter` once the runtime has stopped. `extra` workers join their group.
   void start(caf::actor waiter, std::vector<worker_spec> extra = {});
 
+  /// Stops every worker once its current pass ends; no pass starts after.
   void shutdown();
 
   /// Removes this process's cluster_nodes row (clean shutdown only); once.
   void leave_cluster();
+
+  /// Ends without leaving the cluster (leave_cluster, the destructor too,
+  /// then do nothing): whoever takes this runtime node's name or expired
+  /// lease over hands the claims it still holds to recovery.
+  void keep_claims_for_recovery() { joined_ = false; }
 
   /// A request changed outside the workers (created, approved, an operator
   /// call in this process): its movement actor reconciles, dispatchers wake.
@@ -70,15 +76,29 @@ private:
   bool shutdown_asked_ = false;
 };
 
-/// Runs the runtime until SIGINT/SIGTERM or a core failure; returns the
-/// process exit code. Signals must be blocked in every thread before the
-/// actor system starts (see block_shutdown_signals). `on_started` runs once
-/// the runtime has joined the cluster and started its workers (a refused
-/// start throws before it); `on_waiting` once if it must first wait for a
-/// holder's lease (a stop signal then ends the wait with exit code 0).
-int run_until_stopped(caf::actor_system& sys, runtime& rt,
-                      const std::function<void()>& on_started = {},
-                      const std::function<void()>& on_waiting = {});
+/// How run_until_stopped ended.
+struct stop_outcome {
+  int exit_code = 0;
+  /// False when a worker was still inside a pass at the drain bound: its
+  /// actor never ends, so the process must exit without waiting for it.
+  bool drained = true;
+};
+
+/// How long a stop waits for the workers' passes in flight (a submit
+/// answers within the executor timeout; the margin covers committing its
+/// result). A pass still running then is cut: its node stays SUBMITTING
+/// and recovery settles it.
+double drain_bound_seconds(const config::settings& s);
+
+/// Runs the runtime until SIGINT/SIGTERM or a core failure. Signals must
+/// be blocked in every thread before the actor system starts (see
+/// block_shutdown_signals). `on_started` runs once the runtime has joined
+/// the cluster and started its workers (a refused start throws before
+/// it); `on_waiting` once if it must first wait for a holder's lease (a
+/// stop signal then ends the wait with exit code 0).
+stop_outcome run_until_stopped(caf::actor_system& sys, runtime& rt,
+                               const std::function<void()>& on_started = {},
+                               const std::function<void()>& on_waiting = {});
 
 /// Blocks SIGINT/SIGTERM in the calling thread (and the threads it starts)
 /// so run_until_stopped can wait for them with sigtimedwait.

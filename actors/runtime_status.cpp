@@ -31,4 +31,18 @@ bool core_group_running(const std::string& supervision) {
   return core > 0;
 }
 
+std::string running_members(const std::string& supervision) {
+  auto doc = json::parse(supervision);
+  std::string names;
+  if (!doc || !doc->IsArray())
+    return names;
+  for (auto& m : doc->GetArray()) {
+    if (!m.IsObject() || !m.HasMember("running") || !m["running"].IsBool() ||
+        !m["running"].GetBool())
+      continue;
+    names += (names.empty() ? "" : ",") + json::get_string(m, "name");
+  }
+  return names;
+}
+
 } // namespace mg::actors

@@ -16,4 +16,7 @@ std::string supervision_json(caf::actor_system& sys, const runtime& rt,
 /// running, and there is at least one.
 bool core_group_running(const std::string& supervision);
 
+/// The names of the members of `supervision` still running, comma-separated.
+std::string running_members(const std::string& supervision);
+
 } // namespace mg::actors

@@ -34,12 +34,30 @@ void register_link(supervisor_state& st, const worker_spec& spec, const worker_a
     st.env.links->lease = h;
 }
 
+bool outlives_drain(const supervisor_state& st, const supervisor_member& m) {
+  return m.spec_index >= 0 && st.specs[m.spec_index].outlives_drain;
+}
+
+/// Once every other member is down, the ones that outlive the drain stop.
+void stop_survivors_when_alone(self_ptr self) {
+  auto& st = self->state;
+  for (auto& m : st.members)
+    if (m.running && !outlives_drain(st, m))
+      return;
+  for (auto& m : st.members)
+    if (m.running)
+      self->send_exit(m.handle, caf::exit_reason::user_shutdown);
+}
+
+/// Each member ends its pass in flight and stops; those that outlive the
+/// drain (the lease) keep running until the others are down.
 void stop_all(self_ptr self) {
   auto& st = self->state;
   st.stopping = true;
   for (auto& m : st.members)
-    if (m.running)
+    if (m.running && !outlives_drain(st, m))
       self->send_exit(m.handle, caf::exit_reason::user_shutdown);
+  stop_survivors_when_alone(self);
 }
 
 void report_if_done(self_ptr self) {
@@ -71,6 +89,7 @@ void on_member_down(self_ptr self, supervisor_member& m, const caf::error& reaso
   auto& st = self->state;
   m.running = false;
   if (st.stopping) {
+    stop_survivors_when_alone(self);
     report_if_done(self);
     return;
   }

@@ -184,12 +184,13 @@ int cmd_serve(const args&) {
       rt.shutdown();
     }
   };
-  int code = actors::run_until_stopped(sys, rt, open_doors, open_admin_while_waiting);
+  auto stopped = actors::run_until_stopped(sys, rt, open_doors, open_admin_while_waiting);
   actors::stop_peer_watch(sys, peers);
   doors.stop();
-  if (doors_failed)
-    code = 1;
-  exit_anyway_after(shutdown_grace, code);
+  int code = doors_failed ? 1 : stopped.exit_code;
+  // A worker still inside its pass keeps the actor system waiting for as
+  // long as its provider call lasts: the drain bound was the wait for it.
+  exit_anyway_after(stopped.drained ? shutdown_grace : std::chrono::seconds(0), code);
   return code;
 }
 

@@ -1,7 +1,8 @@
 // The loop runner on a real (detached) actor with passes that fail on cue:
-// the reference's error backoff is not cut short by a wake-up, and a
-// success resets the error count. Each check reads the actor's own status
-// reply, so ordering comes from the mailbox, not from the clock.
+// the reference's error backoff is not cut short by a wake-up, a success
+// resets the error count, and no pass runs once the runtime stops. Each
+// check reads the actor's own status reply, so ordering comes from the
+// mailbox, not from the clock.
 #include <boost/test/unit_test.hpp>
 
 #include "actors/loop_runner.hpp"
@@ -15,6 +16,7 @@ namespace {
 struct loop_fixture : test::runtime_fixture {
   caf::actor_id spawned = 0;
   actors::worker_actor worker;
+  std::shared_ptr<actors::runtime_links> links = std::make_shared<actors::runtime_links>();
 
   /// Spawns a loop worker whose n-th pass (1-based) fails when fails(n).
   void spawn(std::shared_ptr<std::atomic<int>> passes, std::function<bool(int)> fails,
@@ -26,8 +28,7 @@ struct loop_fixture : test::runtime_fixture {
                                  throw std::runtime_error("provider down");
                                return {};
                              }};
-    actors::worker_env env{url, "test-node", "devnet", true,
-                           std::make_shared<actors::runtime_links>()};
+    actors::worker_env env{url, "test-node", "devnet", true, links};
     worker = sys->spawn<caf::detached>(actors::loop_worker, spec, env);
   }
 
@@ -93,6 +94,25 @@ BOOST_FIXTURE_TEST_CASE(a_success_resets_the_error_count, loop_fixture) {
   caf::anon_send(worker, actors::wake_atom::value);
   BOOST_TEST(eventually([&] { return passes->load() >= 11; }, 25s), "passes " << passes->load());
   BOOST_TEST(status_has("\"consecutive_errors\":0"));
+}
+
+BOOST_FIXTURE_TEST_CASE(no_pass_starts_once_the_runtime_is_stopping, loop_fixture) {
+  auto passes = std::make_shared<std::atomic<int>>(0);
+  // A long interval: only wake-ups run passes.
+  spawn(
+      passes, [](int) { return false; }, 300);
+  caf::anon_send(worker, actors::wake_atom::value); // start: pass 1
+  status();
+  BOOST_TEST_REQUIRE(status_has("\"iterations\":1,"));
+  // Between the stop and the supervisor's exit message, wake-ups (and any
+  // tick already queued) claim nothing.
+  links->stopping = true;
+  for (int i = 0; i < 3; ++i)
+    caf::anon_send(worker, actors::wake_atom::value);
+  status();
+  auto after = status();
+  BOOST_TEST(after.find("\"iterations\":1,") != std::string::npos, after);
+  BOOST_TEST(passes->load() == 1);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
