@@ -3,8 +3,8 @@
 #include <cmath>
 #include <random>
 
-#include "actors/metrics.hpp"
 #include "config/log.hpp"
+#include "config/metrics.hpp"
 #include "domain/json.hpp"
 #include "domain/json_writer.hpp"
 #include "persistence/heartbeat_store.hpp"

@@ -2,9 +2,9 @@
 
 #include <functional>
 
-#include "actors/metrics.hpp"
 #include "actors/workers/reconcile_sweep.hpp"
 #include "config/log.hpp"
+#include "config/metrics.hpp"
 #include "domain/json_writer.hpp"
 
 namespace mg::actors {

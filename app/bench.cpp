@@ -16,6 +16,7 @@
 #include "persistence/bench_store.hpp"
 #include "persistence/db.hpp"
 #include "persistence/migrate.hpp"
+#include "persistence/transaction.hpp"
 
 namespace mg::app {
 
@@ -124,29 +125,27 @@ std::vector<std::string> create_movements(pqxx::connection& c, actors::runtime& 
   std::vector<std::string> ids;
   constexpr int batch = 250;
   for (int i = 0; i < n; i += batch) {
-    pqxx::work tx(c);
-    for (int j = i; j < std::min(n, i + batch); ++j) {
-      db::create_params p;
-      p.template_key = template_key;
-      p.intent = R"({"asset": "USDC", "amount": "1.00"})";
-      p.idempotency_key = prefix + std::to_string(j);
-      p.created_by = "bench";
-      p.network_class = rt.settings().network_class;
-      ids.push_back(db::create_request(tx, rt.plans(), p, rt.settings().callback_max_attempts).id);
-    }
-    tx.commit();
+    db::committed(c, [&](pqxx::transaction_base& tx) {
+      for (int j = i; j < std::min(n, i + batch); ++j) {
+        db::create_params p;
+        p.template_key = template_key;
+        p.intent = R"({"asset": "USDC", "amount": "1.00"})";
+        p.idempotency_key = prefix + std::to_string(j);
+        p.created_by = "bench";
+        p.network_class = rt.settings().network_class;
+        ids.push_back(
+            db::create_request(tx, rt.plans(), p, rt.settings().callback_max_attempts).id);
+      }
+    });
   }
-  // A fresh table grows from empty faster than autovacuum re-analyzes it;
-  // stale statistics would give the claim queries a poor generic plan.
-  pqxx::nontransaction tx(c);
-  tx.exec("ANALYZE movement_requests, movement_request_nodes");
+  db::analyze_movement_tables(c);
   return ids;
 }
 
 void approve(pqxx::connection& c, actors::runtime& rt, const std::string& id) {
-  pqxx::work tx(c);
-  db::approve_request(tx, rt.plans(), id, "bench-approver", rt.engine().reconcile_settings());
-  tx.commit();
+  db::committed(c, [&](pqxx::transaction_base& tx) {
+    db::approve_request(tx, rt.plans(), id, "bench-approver", rt.engine().reconcile_settings());
+  });
   rt.notify_changed(id);
 }
 

@@ -48,12 +48,7 @@ namespace {
 /// serve does not migrate by itself: refuse to run on an older schema.
 void require_schema(const std::string& url) {
   auto latest = db::bundled_migrations().back().version;
-  auto conn = db::connect(url);
-  pqxx::nontransaction tx(*conn);
-  auto r = tx.exec("SELECT to_regclass('schema_migrations') IS NOT NULL");
-  int have = 0;
-  if (r[0][0].as<bool>())
-    have = tx.exec("SELECT COALESCE(max(version), 0) FROM schema_migrations")[0][0].as<int>();
+  int have = db::schema_version(url);
   if (have < latest)
     throw std::runtime_error("database schema is at version " + std::to_string(have) +
                              ", this build needs " + std::to_string(latest) +

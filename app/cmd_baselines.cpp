@@ -18,6 +18,7 @@
 #include "domain/json.hpp"
 #include "persistence/db.hpp"
 #include "persistence/drift_store.hpp"
+#include "persistence/transaction.hpp"
 
 namespace mg::app {
 
@@ -87,11 +88,12 @@ int cmd_baselines(const args& a) {
   }
   auto s = load_settings_or_exit();
   auto conn = db::connect(s.database_url);
-  pqxx::work tx(*conn);
-  int changed = 0;
-  for (auto& b : baselines)
-    changed += db::upsert_baseline(tx, b) ? 1 : 0;
-  tx.commit();
+  int changed = db::committed(*conn, [&](pqxx::transaction_base& tx) {
+    int n = 0;
+    for (auto& b : baselines)
+      n += db::upsert_baseline(tx, b) ? 1 : 0;
+    return n;
+  });
   std::cout << baselines.size() << " baselines in " << a[1] << ", " << changed
             << " new or changed\n";
   return 0;

@@ -10,6 +10,7 @@
 #include "config/shipped_files.hpp"
 #include "persistence/db.hpp"
 #include "persistence/template_store.hpp"
+#include "persistence/transaction.hpp"
 
 namespace mg::app {
 
@@ -45,9 +46,8 @@ int load_templates(const std::string& database_url, const std::string& dir, bool
     std::ifstream in(f);
     std::stringstream ss;
     ss << in.rdbuf();
-    pqxx::work tx(*conn);
-    auto r = db::save_template(tx, ss.str());
-    tx.commit();
+    auto r = db::committed(
+        *conn, [&](pqxx::transaction_base& tx) { return db::save_template(tx, ss.str()); });
     switch (r.outcome) {
     case db::save_outcome::inserted:
       ++inserted;
@@ -73,19 +73,13 @@ int load_templates(const std::string& database_url, const std::string& dir, bool
 }
 
 std::string create_and_approve(pqxx::connection& c, actors::runtime& rt, db::create_params p) {
-  std::string id;
-  {
-    pqxx::work tx(c);
-    id = db::create_request(tx, rt.plans(), p, rt.settings().callback_max_attempts).id;
-    tx.commit();
-  }
-  db::approve_result approved;
-  {
-    pqxx::work tx(c);
-    approved =
-        db::approve_request(tx, rt.plans(), id, "demo-approver", rt.engine().reconcile_settings());
-    tx.commit();
-  }
+  auto id = db::committed(c, [&](pqxx::transaction_base& tx) {
+    return db::create_request(tx, rt.plans(), p, rt.settings().callback_max_attempts).id;
+  });
+  auto approved = db::committed(c, [&](pqxx::transaction_base& tx) {
+    return db::approve_request(tx, rt.plans(), id, "demo-approver",
+                               rt.engine().reconcile_settings());
+  });
   if (approved.status != db::approve_status::approved)
     throw std::runtime_error("approval of " + id + " refused");
   rt.notify_changed(id);

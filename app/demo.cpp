@@ -14,6 +14,7 @@
 #include "persistence/catalog_store.hpp"
 #include "persistence/db.hpp"
 #include "persistence/migrate.hpp"
+#include "persistence/transaction.hpp"
 
 namespace mg::app {
 
@@ -54,9 +55,9 @@ bool settled(const std::string& state) {
 /// /v3/signers/sim/expected-identity).
 void enrol_sim_signer(const std::string& database_url) {
   auto conn = db::connect(database_url);
-  pqxx::work tx(*conn);
-  db::set_expected_identity(tx, "sim", executors::sim_signer::address);
-  tx.commit();
+  db::committed(*conn, [](pqxx::transaction_base& tx) {
+    db::set_expected_identity(tx, "sim", executors::sim_signer::address);
+  });
   std::cout << "demo: enrolled the sim signer's identity " << executors::sim_signer::address
             << std::endl;
 }
@@ -144,32 +145,31 @@ int cmd_demo(const args& a) {
       std::cout << "demo: timed out after " << timeout_s << " s" << std::endl;
       break;
     }
-    pqxx::work tx(*conn);
-    for (auto& m : movements) {
-      if (m.settled)
-        continue;
-      auto snap = db::load_request(tx, m.id);
-      if (!snap)
-        continue;
-      auto line = describe_progress(*snap);
-      if (line != m.last_line) {
-        std::cout << "[" << std::fixed << std::setprecision(2) << std::setw(6) << elapsed << "s] "
-                  << std::left << std::setw(16) << m.label << line << std::endl;
-        m.last_line = line;
+    db::committed(*conn, [&](pqxx::transaction_base& tx) {
+      for (auto& m : movements) {
+        if (m.settled)
+          continue;
+        auto snap = db::load_request(tx, m.id);
+        if (!snap)
+          continue;
+        auto line = describe_progress(*snap);
+        if (line != m.last_line) {
+          std::cout << "[" << std::fixed << std::setprecision(2) << std::setw(6) << elapsed << "s] "
+                    << std::left << std::setw(16) << m.label << line << std::endl;
+          m.last_line = line;
+        }
+        if (settled(snap->request_state)) {
+          m.settled = true;
+          --remaining;
+        }
       }
-      if (settled(snap->request_state)) {
-        m.settled = true;
-        --remaining;
-      }
-    }
-    tx.commit();
+    });
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 
   bool as_expected = true;
   std::cout << "\ndemo: summary\n";
-  {
-    pqxx::work tx(*conn);
+  db::in_transaction(*conn, [&](pqxx::transaction_base& tx) {
     for (auto& m : movements) {
       auto snap = db::load_request(tx, m.id);
       auto state = snap ? snap->request_state : "?";
@@ -182,7 +182,7 @@ int cmd_demo(const args& a) {
           std::cout << "  " << std::setw(16) << ""
                     << "tx " << n.provider_refs << "\n";
     }
-  }
+  });
   int code = stop_runtime(self, rt);
   std::cout << (as_expected ? "demo: every movement settled as expected" : "demo: FAILED")
             << std::endl;

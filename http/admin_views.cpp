@@ -6,17 +6,11 @@
 
 #include "domain/movement_requests.hpp"
 #include "domain/states.hpp"
-#include "persistence/admin_view_store.hpp"
-#include "persistence/keyset_page.hpp"
+#include "services/admin_view_service.hpp"
 
 namespace mg::http {
 
 namespace {
-
-/// Admin data is live: never cached by the browser or a proxy.
-api::reply fresh_json(std::string body) {
-  return {200, std::move(body), {{"Cache-Control", "no-store"}}};
-}
 
 /// A time with its zone (no zone would mean the server's): what
 /// `Date.toISOString()` writes, seconds and fraction optional.
@@ -26,13 +20,7 @@ bool is_iso_time(const std::string& s) {
   return s.size() <= 40 && std::regex_match(s, iso);
 }
 
-struct movement_filter {
-  std::string state;
-  std::string template_key;
-  db::created_range created;
-  int limit = 50;
-  std::optional<domain::list_cursor> cursor;
-};
+using services::movement_filter;
 
 /// The list's parameters, every problem listed at once; a parameter that is
 /// unknown or repeated is refused so a typo never silently widens the list.
@@ -82,47 +70,32 @@ std::variant<movement_filter, api::error> parse_filter(const admin_request& req)
   return f;
 }
 
-api::reply list_movements(api::service_context& ctx, const admin_request& req) {
+/// Admin data is live: never cached by the browser or a proxy.
+api::reply no_store(api::reply r) {
+  if (r.status == 200)
+    r.headers.push_back({"Cache-Control", "no-store"});
+  return r;
+}
+
+api::reply list_movements(services::service_context& ctx, const admin_request& req) {
   auto parsed = parse_filter(req);
   if (auto* e = std::get_if<api::error>(&parsed))
     return api::error_reply(*e);
-  const auto& f = std::get<movement_filter>(parsed);
-  try {
-    return api::with_connection(ctx, [&](pqxx::connection& c) {
-      pqxx::read_transaction tx(c);
-      auto page =
-          db::admin_list_movements(tx, f.state, f.template_key, f.created, f.limit, f.cursor);
-      return fresh_json(db::page_body(page));
-    });
-  } catch (const pqxx::data_exception&) {
-    // Shaped like a time but not one ("2030-13-45T…"): only the range can be it.
-    return api::error_reply(
-        api::bad_request("invalid query", {{"created_from/created_to", "not a valid time"}}));
-  }
+  return no_store(services::admin_movements(ctx, std::get<services::movement_filter>(parsed)));
 }
 
-api::reply show_movement(api::service_context& ctx, const admin_request& req) {
-  const std::string& id = req.params.at(0);
-  if (!domain::is_uuid(id))
-    return api::error_reply(api::not_found("no movement " + id));
-  return api::with_connection(ctx, [&](pqxx::connection& c) {
-    pqxx::read_transaction tx(c);
-    auto body = db::admin_movement_json(tx, id);
-    return body ? fresh_json(*body) : api::error_reply(api::not_found("no movement " + id));
-  });
+api::reply show_movement(services::service_context& ctx, const admin_request& req) {
+  return no_store(services::admin_movement(ctx, req.params.at(0)));
 }
 
-api::reply cluster(api::service_context& ctx) {
-  return api::with_connection(ctx, [&](pqxx::connection& c) {
-    pqxx::read_transaction tx(c);
-    return fresh_json(db::cluster_nodes_json(tx));
-  });
+api::reply cluster(services::service_context& ctx) {
+  return no_store(services::cluster_nodes(ctx));
 }
 
 } // namespace
 
-std::vector<admin_route> admin_view_routes(api::service_context& ctx) {
-  api::service_context* c = &ctx;
+std::vector<admin_route> admin_view_routes(services::service_context& ctx) {
+  services::service_context* c = &ctx;
   return {
       {"GET", "/admin/movements", true,
        [c](const admin_request& r) {

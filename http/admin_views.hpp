@@ -12,11 +12,11 @@
 // A lost database answers 503.
 #include <vector>
 
-#include "actors/api/service_context.hpp"
 #include "http/admin_server.hpp"
+#include "services/service_context.hpp"
 
 namespace mg::http {
 
-std::vector<admin_route> admin_view_routes(api::service_context& ctx);
+std::vector<admin_route> admin_view_routes(services::service_context& ctx);
 
 } // namespace mg::http

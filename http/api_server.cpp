@@ -15,7 +15,7 @@
 #include "http/route_pattern.hpp"
 #include "http/server_common.hpp"
 #include "persistence/db.hpp"
-#include "persistence/nonce_store.hpp"
+#include "services/nonce_service.hpp"
 
 namespace mg::http {
 
@@ -84,7 +84,8 @@ struct api_server::impl {
   std::optional<api::reply> authenticate(const httplib::Request& req, const std::string& raw_path,
                                          const std::string& raw_query, api::caller& who);
   std::optional<api::reply> remember_nonce(const std::string& key_id, const std::string& nonce);
-  void maybe_prune(pqxx::connection& c);
+  /// Counts one new nonce; true when the table is due a prune.
+  bool prune_due();
   api::reply dispatch(const compiled_route& cr, std::vector<std::string> params,
                       const httplib::Request& req, const std::string& raw_query, api::caller who);
 };
@@ -200,16 +201,7 @@ std::optional<api::reply> api_server::impl::remember_nonce(const std::string& ke
                                                            const std::string& nonce) {
   bool fresh = false;
   try {
-    auto lease = pool.acquire();
-    try {
-      fresh = db::remember_nonce(*lease, key_id, nonce);
-    } catch (const std::exception& e) {
-      if (db::is_connection_error(e) || !lease->is_open())
-        lease.discard();
-      throw;
-    }
-    if (fresh)
-      maybe_prune(*lease);
+    fresh = services::remember_nonce(pool, key_id, nonce, [this] { return prune_due(); });
   } catch (const std::exception& e) {
     log::warn("nonce check failed; answering 503", {{"error", e.what()}});
     return api::error_reply(api::unavailable());
@@ -219,22 +211,14 @@ std::optional<api::reply> api_server::impl::remember_nonce(const std::string& ke
   return std::nullopt;
 }
 
-void api_server::impl::maybe_prune(pqxx::connection& c) {
-  {
-    std::lock_guard<std::mutex> lock(prune_mutex);
-    auto now = std::chrono::steady_clock::now();
-    if (++inserts_since_prune < prune_every_inserts && now - last_prune < prune_every)
-      return;
-    inserts_since_prune = 0;
-    last_prune = now;
-  }
-  try {
-    long gone = db::prune_nonces(c, api::nonce_keep_seconds);
-    log::debug("pruned api nonces", {{"deleted", gone}});
-  } catch (const std::exception& e) {
-    // The nonce itself is committed; a failed prune is retried next time.
-    log::warn("pruning api nonces failed", {{"error", e.what()}});
-  }
+bool api_server::impl::prune_due() {
+  std::lock_guard<std::mutex> lock(prune_mutex);
+  auto now = std::chrono::steady_clock::now();
+  if (++inserts_since_prune < prune_every_inserts && now - last_prune < prune_every)
+    return false;
+  inserts_since_prune = 0;
+  last_prune = now;
+  return true;
 }
 
 api::reply api_server::impl::dispatch(const compiled_route& cr, std::vector<std::string> params,

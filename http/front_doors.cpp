@@ -17,8 +17,7 @@
 #include "http/openapi.hpp"
 #include "http/routes.hpp"
 #include "persistence/db.hpp"
-#include "persistence/heartbeat_view.hpp"
-#include "persistence/primary_check.hpp"
+#include "services/health_service.hpp"
 
 namespace mg::http {
 
@@ -45,41 +44,6 @@ std::vector<api::api_key> read_api_keys(const std::string& path) {
   }
 }
 
-/// The heartbeat rows as JSON; null while the database is unreachable.
-std::string heartbeats_json(db::connection_pool& pool) {
-  try {
-    auto lease = pool.acquire();
-    try {
-      return db::worker_heartbeats_json(*lease);
-    } catch (const std::exception&) {
-      lease.discard();
-      return "null";
-    }
-  } catch (const std::exception&) {
-    return "null";
-  }
-}
-
-/// Ready only with a primary: a pooled connection left on a demoted server
-/// (or dropped by it) is replaced and the check made again on a fresh one.
-bool database_reachable(db::connection_pool& pool) {
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    try {
-      auto lease = pool.acquire();
-      try {
-        if (db::accepts_writes(*lease))
-          return true;
-      } catch (const std::exception&) {
-        // a session the failover killed: replaced below like a read-only one
-      }
-      lease.discard();
-    } catch (const std::exception&) {
-      return false; // no server to connect to
-    }
-  }
-  return false;
-}
-
 } // namespace
 
 front_doors::front_doors(const config::settings& settings, db::plan_cache& plans,
@@ -87,15 +51,16 @@ front_doors::front_doors(const config::settings& settings, db::plan_cache& plans
     : settings_(settings), hooks_(std::move(hooks)) {
   pool_ = std::make_unique<db::connection_pool>(
       db::with_application_name(settings.database_url, "movegate:api"), api_pool_size);
-  ctx_.reset(new api::service_context{*pool_, settings_, plans, hooks_.request_changed, providers});
-  movements_ = std::make_unique<api::movement_service>(*ctx_);
-  catalog_ = std::make_unique<api::catalog_service>(*ctx_);
+  ctx_.reset(
+      new services::service_context{*pool_, settings_, plans, hooks_.request_changed, providers});
+  movements_ = std::make_unique<services::movement_service>(*ctx_);
+  catalog_ = std::make_unique<services::catalog_service>(*ctx_);
   keys_ = read_api_keys(settings.api_keys_file);
   api_ = std::make_unique<api_server>(settings_, keys_, *pool_, v3_routes(*movements_, *catalog_));
   api_->serve_static("/openapi.json", "application/json", openapi_document()); // no auth
   admin_hooks ah;
   ah.database_ok = [this] {
-    return database_reachable(*pool_);
+    return services::database_accepts_writes(*pool_);
   };
   ah.core_running = [this] {
     return hooks_.core_running ? hooks_.core_running() : false;
@@ -106,7 +71,7 @@ front_doors::front_doors(const config::settings& settings, db::plan_cache& plans
         .key("supervision")
         .raw(hooks_.supervision_json ? hooks_.supervision_json() : std::string("[]"))
         .key("heartbeats")
-        .raw(heartbeats_json(*pool_))
+        .raw(services::worker_heartbeats_json(*pool_))
         .end_object()
         .str();
   };

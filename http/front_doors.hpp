@@ -6,12 +6,12 @@
 #include <memory>
 #include <string>
 
-#include "actors/api/catalog_service.hpp"
-#include "actors/api/movement_service.hpp"
 #include "actors/protocol.hpp"
 #include "config/settings.hpp"
 #include "domain/api_auth.hpp"
 #include "domain/executor.hpp"
+#include "services/catalog_service.hpp"
+#include "services/movement_service.hpp"
 
 namespace mg::http {
 
@@ -56,9 +56,9 @@ private:
   const config::settings& settings_;
   front_door_hooks hooks_;
   std::unique_ptr<db::connection_pool> pool_;
-  std::unique_ptr<api::service_context> ctx_;
-  std::unique_ptr<api::movement_service> movements_;
-  std::unique_ptr<api::catalog_service> catalog_;
+  std::unique_ptr<services::service_context> ctx_;
+  std::unique_ptr<services::movement_service> movements_;
+  std::unique_ptr<services::catalog_service> catalog_;
   std::unique_ptr<api_server> api_;
   std::unique_ptr<admin_server> admin_;
   std::vector<api::api_key> keys_;

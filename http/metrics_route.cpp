@@ -5,7 +5,7 @@
 
 #include "config/log.hpp"
 #include "domain/states.hpp"
-#include "persistence/db.hpp"
+#include "services/health_service.hpp"
 
 namespace mg::http {
 
@@ -80,18 +80,8 @@ std::vector<family> worker_families(const std::vector<db::heartbeat_age>& heartb
 
 std::vector<family> read_database_families(db::connection_pool& pool,
                                            const std::string& network_class, double lease_seconds) {
-  try {
-    auto lease = pool.acquire();
-    try {
-      return database_families(db::read_metrics(*lease, network_class, lease_seconds));
-    } catch (const std::exception&) {
-      lease.discard();
-      throw;
-    }
-  } catch (const std::exception& e) {
-    log::warn("metrics: database read failed", {{"error", e.what()}});
-    return {};
-  }
+  auto snapshot = services::read_metrics(pool, network_class, lease_seconds);
+  return snapshot ? database_families(*snapshot) : std::vector<family>{};
 }
 
 } // namespace

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/metrics.hpp"
+#include "config/metrics.hpp"
 #include "http/admin_server.hpp"
 #include "persistence/connection_pool.hpp"
 #include "persistence/metrics_store.hpp"

@@ -4,7 +4,7 @@
 #include <set>
 #include <variant>
 
-#include "actors/api/balance_service.hpp"
+#include "services/balance_service.hpp"
 
 namespace mg::http {
 
@@ -14,9 +14,9 @@ using api::scope;
 
 /// The paging parameters of a list call; any other parameter, or one given
 /// twice, is refused so a typo never silently widens a query.
-std::variant<api::list_query, api::reply> list_params(const call& c,
-                                                      const std::set<std::string>& allowed) {
-  api::list_query q;
+std::variant<services::list_query, api::reply> list_params(const call& c,
+                                                           const std::set<std::string>& allowed) {
+  services::list_query q;
   std::set<std::string> seen;
   for (auto& [key, value] : c.query) {
     if (!allowed.count(key))
@@ -40,18 +40,18 @@ std::function<api::reply(const call&)> with_list(std::set<std::string> allowed, 
     auto q = list_params(c, allowed);
     if (auto* refused = std::get_if<api::reply>(&q))
       return *refused;
-    return f(c, std::get<api::list_query>(q));
+    return f(c, std::get<services::list_query>(q));
   };
 }
 
 /// Calls that take no parameters refuse any query string.
 template <class F> std::function<api::reply(const call&)> no_query(F f) {
-  return with_list({}, [f](const call& c, const api::list_query&) { return f(c); });
+  return with_list({}, [f](const call& c, const services::list_query&) { return f(c); });
 }
 
 } // namespace
 
-std::vector<route> v3_routes(api::movement_service& m, api::catalog_service& cat) {
+std::vector<route> v3_routes(services::movement_service& m, services::catalog_service& cat) {
   std::vector<route> r;
   auto add = [&](const char* method, const char* pattern, scope s, bool body,
                  std::function<api::reply(const call&)> f) {
@@ -61,21 +61,21 @@ std::vector<route> v3_routes(api::movement_service& m, api::catalog_service& cat
       no_query([&m](const call& c) { return m.create(c.who, c.json, c.members); }));
   add("GET", "/v3/movements", scope::read, false,
       with_list({"state", "limit", "cursor"},
-                [&m](const call& c, const api::list_query& q) { return m.list(c.who, q); }));
+                [&m](const call& c, const services::list_query& q) { return m.list(c.who, q); }));
   add("GET", "/v3/movements/{id}", scope::read, false,
       no_query([&m](const call& c) { return m.get(c.who, c.params[0]); }));
   add("GET", "/v3/movements/{id}/events", scope::read, false,
-      with_list({"limit", "cursor"}, [&m](const call& c, const api::list_query& q) {
+      with_list({"limit", "cursor"}, [&m](const call& c, const services::list_query& q) {
         return m.events(c.who, c.params[0], q);
       }));
-  using transition = api::reply (api::movement_service::*)(const api::caller&, const std::string&,
-                                                           const json::value&);
+  using transition = api::reply (services::movement_service::*)(
+      const api::caller&, const std::string&, const json::value&);
   const std::pair<const char*, transition> transitions[] = {
-      {"/v3/movements/{id}/approve", &api::movement_service::approve},
-      {"/v3/movements/{id}/reject", &api::movement_service::reject},
-      {"/v3/movements/{id}/cancel", &api::movement_service::cancel},
-      {"/v3/movements/{id}/resume", &api::movement_service::resume},
-      {"/v3/movements/{id}/retry", &api::movement_service::retry},
+      {"/v3/movements/{id}/approve", &services::movement_service::approve},
+      {"/v3/movements/{id}/reject", &services::movement_service::reject},
+      {"/v3/movements/{id}/cancel", &services::movement_service::cancel},
+      {"/v3/movements/{id}/resume", &services::movement_service::resume},
+      {"/v3/movements/{id}/retry", &services::movement_service::retry},
   };
   for (auto& [pattern, call_member] : transitions)
     add("POST", pattern, scope::approve, true, no_query([&m, f = call_member](const call& c) {
@@ -86,7 +86,7 @@ std::vector<route> v3_routes(api::movement_service& m, api::catalog_service& cat
           [&m](const call& c) { return m.complete(c.who, c.params[0], c.params[1], c.json); }));
 
   add("GET", "/v3/templates", scope::read, false,
-      with_list({"limit", "cursor"}, [&cat](const call& c, const api::list_query& q) {
+      with_list({"limit", "cursor"}, [&cat](const call& c, const services::list_query& q) {
         return cat.list_templates(c.who, q);
       }));
   add("GET", "/v3/templates/{key}", scope::read, false,
@@ -105,7 +105,7 @@ std::vector<route> v3_routes(api::movement_service& m, api::catalog_service& cat
       no_query(
           [&cat](const call& c) { return cat.put_expected_identity(c.who, c.params[0], c.json); }));
   // Balances (its own service: it owns the balance fetchers of fresh=true).
-  auto balances = std::make_shared<api::balance_service>(cat.context());
+  auto balances = std::make_shared<services::balance_service>(cat.context());
   add("GET", "/v3/balances", scope::read, false,
       [balances](const call& c) { return balances->get(c.who, c.query); });
   return r;

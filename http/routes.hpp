@@ -3,12 +3,13 @@
 // service call behind it.
 #include <vector>
 
-#include "actors/api/catalog_service.hpp"
-#include "actors/api/movement_service.hpp"
 #include "http/api_server.hpp"
+#include "services/catalog_service.hpp"
+#include "services/movement_service.hpp"
 
 namespace mg::http {
 
-std::vector<route> v3_routes(api::movement_service& movements, api::catalog_service& catalog);
+std::vector<route> v3_routes(services::movement_service& movements,
+                             services::catalog_service& catalog);
 
 } // namespace mg::http

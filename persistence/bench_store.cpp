@@ -124,4 +124,9 @@ bool wait_other_backends_gone(pqxx::connection& c, const std::vector<int>& prese
   }
 }
 
+void analyze_movement_tables(pqxx::connection& c) {
+  pqxx::nontransaction tx(c);
+  tx.exec("ANALYZE movement_requests, movement_request_nodes");
+}
+
 } // namespace mg::db

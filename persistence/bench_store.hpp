@@ -54,4 +54,9 @@ std::vector<int> other_client_backends(pqxx::connection& c);
 bool wait_other_backends_gone(pqxx::connection& c, const std::vector<int>& present_before,
                               double cap_seconds);
 
+/// Refreshes the planner statistics of the movement tables: a fresh table
+/// grows from empty faster than autovacuum re-analyzes it, and stale
+/// statistics would give the claim queries a poor generic plan.
+void analyze_movement_tables(pqxx::connection& c);
+
 } // namespace mg::db

@@ -87,4 +87,12 @@ int migrate(const std::string& database_url, const std::vector<migration>& migra
   return applied;
 }
 
+int schema_version(const std::string& database_url) {
+  auto conn = connect(database_url);
+  pqxx::nontransaction tx(*conn);
+  if (!tx.exec("SELECT to_regclass('schema_migrations') IS NOT NULL")[0][0].as<bool>())
+    return 0;
+  return tx.exec("SELECT COALESCE(max(version), 0) FROM schema_migrations")[0][0].as<int>();
+}
+
 } // namespace mg::db

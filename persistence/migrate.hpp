@@ -22,6 +22,10 @@ std::vector<migration> load_migrations(const std::string& dir);
 int migrate(const std::string& database_url, const std::vector<migration>& migrations,
             const std::function<void(const std::string&)>& progress = {});
 
+/// The newest applied migration's version at `database_url`; 0 for a
+/// database never migrated.
+int schema_version(const std::string& database_url);
+
 /// Where the shipped migrations are: MG_MIGRATIONS_DIR, else an installed
 /// package's share/movegate/migrations, else the source tree's.
 std::string migrations_dir();

@@ -19,7 +19,7 @@
 #include "domain/json_writer.hpp"
 #include "domain/url.hpp"
 #include "persistence/db.hpp"
-#include "persistence/nonce_store.hpp"
+#include "services/nonce_service.hpp"
 
 namespace mg::actors {
 
@@ -150,8 +150,8 @@ call_result guarded(session_pointer self, const char* call, api::scope needed,
 
 /// The paging parameters of GET /v3/movements (as http/routes.cpp: any
 /// other parameter, or one given twice, is a 400).
-std::variant<api::list_query, api::reply> list_params(const std::string& raw_query) {
-  api::list_query q;
+std::variant<services::list_query, api::reply> list_params(const std::string& raw_query) {
+  services::list_query q;
   std::set<std::string> seen;
   for (auto& [key, value] : api::decode_query(raw_query)) {
     if (key != "state" && key != "limit" && key != "cursor")
@@ -210,7 +210,7 @@ movement_session::behavior_type session(session_pointer self, std::shared_ptr<cl
       });
   auto transition = [self](const char* call, const std::string& token, const std::string& id,
                            const std::string& body,
-                           api::reply (api::movement_service::*member)(
+                           api::reply (services::movement_service::*member)(
                                const api::caller&, const std::string&, const json::value&)) {
     if (!token_matches(self->state, token))
       return bad_token(self, call);
@@ -229,15 +229,15 @@ movement_session::behavior_type session(session_pointer self, std::shared_ptr<cl
       },
       [transition](approve_atom, const std::string& token, const std::string& id,
                    const std::string& body) -> call_result {
-        return transition("approve", token, id, body, &api::movement_service::approve);
+        return transition("approve", token, id, body, &services::movement_service::approve);
       },
       [transition](reject_atom, const std::string& token, const std::string& id,
                    const std::string& body) -> call_result {
-        return transition("reject", token, id, body, &api::movement_service::reject);
+        return transition("reject", token, id, body, &services::movement_service::reject);
       },
       [transition](cancel_atom, const std::string& token, const std::string& id,
                    const std::string& body) -> call_result {
-        return transition("cancel", token, id, body, &api::movement_service::cancel);
+        return transition("cancel", token, id, body, &services::movement_service::cancel);
       },
       [self](get_atom, const std::string& token, const std::string& id) -> call_result {
         if (!token_matches(self->state, token))
@@ -294,7 +294,8 @@ movement_session::behavior_type session(session_pointer self, std::shared_ptr<cl
           auto q = list_params(raw_query);
           if (auto* refused = std::get_if<api::reply>(&q))
             return *refused;
-          return self->state.door->movements.list(self->state.who, std::get<api::list_query>(q));
+          return self->state.door->movements.list(self->state.who,
+                                                  std::get<services::list_query>(q));
         });
       },
   };
@@ -319,18 +320,12 @@ using api_pointer = movement_api_actor::stateful_pointer<api_state>;
 caf::error remember_nonce(cluster_door& door, const std::string& key_id, const std::string& nonce) {
   bool fresh = false;
   try {
-    auto lease = door.pool.acquire();
-    try {
-      fresh = db::remember_nonce(*lease, key_id, nonce);
-      if (fresh && ++door.logins_since_prune >= prune_every_logins) {
-        door.logins_since_prune = 0;
-        db::prune_nonces(*lease, api::nonce_keep_seconds);
-      }
-    } catch (const std::exception& e) {
-      if (db::is_connection_error(e) || !lease->is_open())
-        lease.discard();
-      throw;
-    }
+    fresh = services::remember_nonce(door.pool, key_id, nonce, [&door] {
+      if (++door.logins_since_prune < prune_every_logins)
+        return false;
+      door.logins_since_prune = 0;
+      return true;
+    });
   } catch (const std::exception& e) {
     log::warn("cluster login: nonce check failed", {{"error", e.what()}});
     return refusal(503, "database unavailable; retry later");
@@ -462,7 +457,7 @@ movement_api_actor::behavior_type movement_api(api_pointer self,
 
 } // namespace
 
-cluster_door::cluster_door(api::movement_service& m, db::connection_pool& p,
+cluster_door::cluster_door(services::movement_service& m, db::connection_pool& p,
                            std::vector<api::api_key> key_list,
                            std::function<int(const std::string&)> limiter, int max_sessions_per_key)
     : movements(m), pool(p), rate_limit(std::move(limiter)),

@@ -16,23 +16,24 @@
 #include <string>
 #include <vector>
 
-#include "actors/api/movement_service.hpp"
 #include "actors/cluster/cluster_tls.hpp"
 #include "actors/cluster/login_limits.hpp"
 #include "actors/protocol.hpp"
 #include "config/settings.hpp"
 #include "domain/api_auth.hpp"
 #include "persistence/connection_pool.hpp"
+#include "services/movement_service.hpp"
 
 namespace mg::actors {
 
 /// What the movement_api actor and its sessions share. Owned by the front
 /// doors, which outlive the actors (stop_movement_api before destroying).
 struct cluster_door {
-  cluster_door(api::movement_service& m, db::connection_pool& p, std::vector<api::api_key> key_list,
-               std::function<int(const std::string&)> limiter, int max_sessions_per_key = 16);
+  cluster_door(services::movement_service& m, db::connection_pool& p,
+               std::vector<api::api_key> key_list, std::function<int(const std::string&)> limiter,
+               int max_sessions_per_key = 16);
 
-  api::movement_service& movements;
+  services::movement_service& movements;
   /// api_nonces (login replay protection).
   db::connection_pool& pool;
   std::map<std::string, api::api_key> keys;

@@ -2,7 +2,6 @@
 
 #include <stdexcept>
 
-#include "actors/metrics.hpp"
 #include "actors/workers/conditional_workers.hpp"
 #include "config/log.hpp"
 #include "domain/json_writer.hpp"
@@ -13,19 +12,11 @@ namespace mg::workers {
 
 namespace {
 
-void count_failure(const std::string& venue_key, const std::string& error) {
-  metrics::registry::global()
-      .get_counter("movegate_balance_fetch_failures_total",
-                   "Balance fetches that failed or could not be stored, per venue.",
-                   {{"venue", venue_key}})
-      .inc();
-  log::warn("balance fetch failed", {{"venue", venue_key}, {"error", error}});
-}
-
 /// A venue that failed and has no fresh snapshot left needs an operator:
 /// one notification per stale episode (keyed by its last stored snapshot),
 /// not one per pass.
-void notify_stale_venues(pqxx::transaction_base& tx, const std::vector<venue_fetch>& fetches,
+void notify_stale_venues(pqxx::transaction_base& tx,
+                         const std::vector<services::venue_fetch>& fetches,
                          double stale_threshold_seconds) {
   for (auto& v : fetches) {
     if (v.error.empty())
@@ -48,50 +39,12 @@ void notify_stale_venues(pqxx::transaction_base& tx, const std::vector<venue_fet
 
 } // namespace
 
-std::vector<venue_fetch> fetch_all_balances(const executors::balance_fetcher_registry& fetchers) {
-  std::vector<venue_fetch> out;
-  for (auto& f : fetchers) {
-    venue_fetch v{f->venue_key(), {}, {}};
-    try {
-      v.balances = f->fetch();
-      if (v.balances.empty())
-        v.error = "the venue reported no balances";
-    } catch (const std::exception& e) {
-      v.balances.clear();
-      v.error = e.what();
-    }
-    if (!v.error.empty())
-      count_failure(v.venue_key, v.error);
-    out.push_back(std::move(v));
-  }
-  return out;
-}
-
-int store_balance_fetches(pqxx::transaction_base& tx, std::vector<venue_fetch>& fetches) {
-  int stored = 0;
-  for (auto& v : fetches) {
-    if (!v.error.empty())
-      continue;
-    try {
-      db::append_venue_snapshots(tx, v.venue_key, v.balances);
-      stored += static_cast<int>(v.balances.size());
-    } catch (const std::exception& e) {
-      if (db::is_connection_error(e))
-        throw; // nothing can be stored: the pass fails as a whole
-      // e.g. an amount beyond numeric's range: only this venue is lost.
-      v.error = std::string("not stored: ") + e.what();
-      count_failure(v.venue_key, v.error);
-    }
-  }
-  return stored;
-}
-
 pass_result balance_snapshot_pass(db::connection_slot& conn,
                                   const executors::balance_fetcher_registry& fetchers,
                                   int retention_days, double stale_threshold_seconds) {
-  auto fetches = fetch_all_balances(fetchers);
+  auto fetches = services::fetch_all_balances(fetchers);
   pqxx::work tx(conn.get());
-  int stored = store_balance_fetches(tx, fetches);
+  int stored = services::store_balance_fetches(tx, fetches);
   notify_stale_venues(tx, fetches, stale_threshold_seconds);
   long deleted = db::delete_expired_snapshots(tx, retention_days);
   tx.commit();

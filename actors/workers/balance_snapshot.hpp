@@ -16,26 +16,9 @@
 #include "actors/workers/engine.hpp"
 #include "executors/balance_fetchers.hpp"
 #include "persistence/connection_slot.hpp"
+#include "services/balance_fetch.hpp"
 
 namespace mg::workers {
-
-/// One venue's outcome: its balances, or why there are none.
-struct venue_fetch {
-  std::string venue_key;
-  std::vector<db::balance_amount> balances;
-  std::string error; // "" when fetched (and, after store_balance_fetches, stored)
-};
-
-/// Asks every fetcher in turn, holding no database connection. A fetcher
-/// that throws a std::exception is logged, counted
-/// (movegate_balance_fetch_failures_total{venue}) and reported in its entry;
-/// anything else escapes (the sidecar supervisor restarts the worker).
-std::vector<venue_fetch> fetch_all_balances(const executors::balance_fetcher_registry& fetchers);
-
-/// Appends every fetched venue under its own savepoint; a venue whose rows
-/// cannot be written gets `error` set and leaves nothing behind, the others
-/// are kept. Returns the rows appended.
-int store_balance_fetches(pqxx::transaction_base& tx, std::vector<venue_fetch>& fetches);
 
 /// One pass: fetch, append, retention, commit. processed = rows appended +
 /// rows deleted. A failed venue whose newest snapshot is older than

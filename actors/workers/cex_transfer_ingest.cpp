@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "actors/metrics.hpp"
 #include "actors/workers/conditional_workers.hpp"
 #include "config/log.hpp"
+#include "config/metrics.hpp"
 
 namespace mg::workers {
 

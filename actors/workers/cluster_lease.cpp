@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "actors/metrics.hpp"
 #include "config/log.hpp"
+#include "config/metrics.hpp"
 #include "persistence/cluster_store.hpp"
 #include "persistence/db.hpp"
 

@@ -1,9 +1,10 @@
 #include "actors/workers/node_recovery.hpp"
 
-#include "actors/workers/recover_update.hpp"
 #include "config/log.hpp"
+#include "domain/recovery.hpp"
 #include "persistence/context_loader.hpp"
 #include "persistence/node_store.hpp"
+#include "services/recovery.hpp"
 
 namespace mg::workers {
 
@@ -27,10 +28,10 @@ pass_result recovery_pass(db::connection_slot& conn, const engine& e, recovery_c
     auto stored = e.plans.get(tx, n.template_key, n.template_version);
     auto built = db::build_context(tx, n, *stored, n.attempt_no);
     built.ctx.idempotency_key = n.idempotency_key; // the attempt's own key
-    auto rr = call_recover(n, built.ctx, e.providers);
+    auto rr = services::call_recover(n, built.ctx, e.providers);
     db::event_batch events(n.request_id, e.settings.callback_max_attempts);
-    auto u = recover_update(n, rr);
-    add_recover_artifacts(events, n, rr, u.next_state);
+    auto u = services::recover_update(n, rr);
+    services::add_recover_artifacts(events, n, rr, u.next_state);
     auto fx = db::apply_node_update(tx, n, u, events);
     events.flush(tx);
     if (fx.needs_reconcile)
@@ -44,7 +45,7 @@ pass_result recovery_pass(db::connection_slot& conn, const engine& e, recovery_c
     log::info("node recovered", {{"node_id", n.id},
                                  {"node_key", n.node_key},
                                  {"from", n.node_state},
-                                 {"outcome", recover_outcome_name(rr.outcome)},
+                                 {"outcome", domain::recover_outcome_name(rr.outcome)},
                                  {"to", domain::to_string(u.next_state)}});
   }
   tx.commit();

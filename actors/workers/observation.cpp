@@ -1,8 +1,8 @@
 #include "actors/workers/observation.hpp"
 
-#include "actors/workers/step_proof.hpp"
 #include "config/log.hpp"
 #include "domain/provider_answer.hpp"
+#include "domain/step_proof.hpp"
 #include "domain/timing.hpp"
 
 namespace mg::workers {

@@ -1,22 +1,11 @@
 #pragma once
-// The proof artifacts of provider answers (node_artifacts kinds
-// submit_proof, observe_proof, recover_proof): every path records the same
-// fields of what the engine acted on, so an operator reads one shape.
-// Generated artifacts are rows of their own (kind `generated`).
-#include <string>
-
-#include "domain/executor.hpp"
+// The proof artifacts are pure JSON of provider answers (domain/step_proof);
+// the workers that record them name the builders unqualified.
+#include "domain/step_proof.hpp"
 
 namespace mg::workers {
 
-/// {next_state, provider_state, provider_refs, provider_ref_id,
-/// retry_after_seconds, error_code, error_detail} of `r` (provider_refs must
-/// be a JSON object already: a checked answer).
-std::string step_proof_json(const domain::step_result& r);
-
-/// {outcome, next_state} — the state the answer led to — and the fields of
-/// step_proof_json for the answer's result.
-std::string recover_proof_json(domain::recover_outcome outcome, domain::node_state led_to,
-                               const domain::step_result& r);
+using domain::recover_proof_json;
+using domain::step_proof_json;
 
 } // namespace mg::workers

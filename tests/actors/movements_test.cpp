@@ -3,9 +3,9 @@
 // completed leaves the registry's active_movements back at its baseline.
 #include <boost/test/unit_test.hpp>
 
-#include "actors/api/movement_service.hpp"
 #include "domain/json.hpp"
 #include "persistence/connection_pool.hpp"
+#include "services/movement_service.hpp"
 #include "tests/support/db_helpers.hpp"
 #include "tests/support/runtime_fixture.hpp"
 
@@ -24,8 +24,8 @@ struct registry_counts {
 
 struct movements_fixture : test::runtime_fixture {
   std::unique_ptr<db::connection_pool> pool;
-  std::unique_ptr<api::service_context> sctx;
-  std::unique_ptr<api::movement_service> svc;
+  std::unique_ptr<services::service_context> sctx;
+  std::unique_ptr<services::movement_service> svc;
   json::document empty;
 
   movements_fixture() {
@@ -38,10 +38,10 @@ struct movements_fixture : test::runtime_fixture {
   void start_with_api() {
     start();
     pool = std::make_unique<db::connection_pool>(url, 2);
-    sctx.reset(new api::service_context{*pool, settings, rt->plans(),
-                                        [this](const std::string& id) { rt->notify_changed(id); },
-                                        &rt->engine().providers});
-    svc = std::make_unique<api::movement_service>(*sctx);
+    sctx.reset(new services::service_context{
+        *pool, settings, rt->plans(), [this](const std::string& id) { rt->notify_changed(id); },
+        &rt->engine().providers});
+    svc = std::make_unique<services::movement_service>(*sctx);
   }
 
   registry_counts counts() {

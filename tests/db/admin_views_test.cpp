@@ -7,9 +7,9 @@
 
 #include <set>
 
-#include "actors/api/service_context.hpp"
 #include "domain/json.hpp"
 #include "http/admin_views.hpp"
+#include "services/service_context.hpp"
 #include "tests/support/db_fixture.hpp"
 
 using namespace mg;
@@ -19,7 +19,7 @@ namespace {
 struct views_fixture : test::db_fixture {
   db::connection_pool pool{url, 2};
   db::plan_cache plans;
-  api::service_context svc{pool, settings, plans, nullptr, nullptr};
+  services::service_context svc{pool, settings, plans, nullptr, nullptr};
   std::vector<http::admin_route> routes = http::admin_view_routes(svc);
 
   views_fixture() {
@@ -214,7 +214,7 @@ BOOST_FIXTURE_TEST_CASE(cluster_lists_nodes_with_lease_age, views_fixture) {
 
 BOOST_FIXTURE_TEST_CASE(lost_database_answers_503, views_fixture) {
   db::connection_pool nowhere{"postgresql://127.0.0.1:1/none?connect_timeout=1", 1};
-  api::service_context lost{nowhere, settings, plans, nullptr, nullptr};
+  services::service_context lost{nowhere, settings, plans, nullptr, nullptr};
   auto lost_routes = http::admin_view_routes(lost);
   for (auto& r : lost_routes) {
     http::admin_request req;

@@ -13,9 +13,9 @@
 #include <mutex>
 #include <thread>
 
-#include "actors/metrics.hpp"
 #include "actors/workers/balance_snapshot.hpp"
 #include "actors/workers/conditional_workers.hpp"
+#include "config/metrics.hpp"
 #include "persistence/balance_store.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/http_peer.hpp"
@@ -146,9 +146,9 @@ BOOST_FIXTURE_TEST_CASE(failing_venue_rolls_back_only_itself, test::db_fixture) 
   BOOST_TEST(failures("half") == before_half + 1);
 
   // The same outcome through the functions the API shares, with the reasons.
-  auto fetches = workers::fetch_all_balances(fetchers);
+  auto fetches = services::fetch_all_balances(fetchers);
   pqxx::work tx(conn.get());
-  BOOST_TEST(workers::store_balance_fetches(tx, fetches) == 1);
+  BOOST_TEST(services::store_balance_fetches(tx, fetches) == 1);
   tx.commit();
   BOOST_REQUIRE(fetches.size() == 3u);
   BOOST_TEST(fetches[0].error == "HTTP 500");
@@ -182,7 +182,7 @@ BOOST_FIXTURE_TEST_CASE(bad_gateway_answers_write_nothing_and_fail_the_pass, tes
   for (auto& c : cases) {
     gw.answer(c.status, c.body, c.delay);
     double before = failures("gateway");
-    auto fetches = workers::fetch_all_balances(fetchers);
+    auto fetches = services::fetch_all_balances(fetchers);
     BOOST_REQUIRE(fetches.size() == 1u);
     BOOST_TEST(fetches[0].error.rfind(c.error, 0) == 0, c.body << " → " << fetches[0].error);
     BOOST_TEST(fetches[0].balances.empty());

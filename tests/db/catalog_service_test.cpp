@@ -7,8 +7,8 @@
 #include <map>
 #include <string>
 
-#include "actors/api/catalog_service.hpp"
 #include "domain/json.hpp"
+#include "services/catalog_service.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/db_helpers.hpp"
 
@@ -19,8 +19,8 @@ namespace {
 
 struct catalog_fixture : db_fixture {
   db::connection_pool pool{url, 2};
-  api::service_context sc{pool, settings, ctx->plans, {}};
-  api::catalog_service svc{sc};
+  services::service_context sc{pool, settings, ctx->plans, {}};
+  services::catalog_service svc{sc};
   api::caller alice{"alice", {api::scope::admin, api::scope::read}};
   api::caller bob{"bob", {api::scope::admin, api::scope::read}};
 
@@ -64,7 +64,7 @@ BOOST_FIXTURE_TEST_CASE(templates_list_latest_versions_by_key_with_a_cursor, cat
   add_template(plan_of("k1", 2, R"(, {"node_key": "b", "action_type": "step"})"));
   add_template(plan_of("k2", 1));
   add_template(plan_of("k3", 1));
-  api::list_query q;
+  services::list_query q;
   q.limit = "2";
   auto r = svc.list_templates(bob, q);
   BOOST_TEST(r.status == 200);
@@ -90,7 +90,7 @@ BOOST_FIXTURE_TEST_CASE(templates_list_latest_versions_by_key_with_a_cursor, cat
   BOOST_TEST(versions["versions"][1]["plan"]["nodes"].Size() == 1u);
 
   BOOST_TEST(svc.get_template(bob, "nope").status == 404);
-  api::list_query bad;
+  services::list_query bad;
   bad.limit = "0";
   BOOST_TEST(svc.list_templates(bob, bad).status == 400);
   bad.limit = "201";

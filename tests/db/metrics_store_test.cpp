@@ -4,9 +4,9 @@
 // takeover of a dead cluster member is counted.
 #include <boost/test/unit_test.hpp>
 
-#include "actors/metrics.hpp"
 #include "actors/workers/cluster_lease.hpp"
 #include "actors/workers/node_dispatcher.hpp"
+#include "config/metrics.hpp"
 #include "persistence/metrics_store.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/db_helpers.hpp"

@@ -55,6 +55,16 @@ BOOST_FIXTURE_TEST_CASE(migrated_database_gets_nothing_more, test::db_fixture) {
   BOOST_TEST(count("SELECT count(*) FROM schema_migrations") == rows);
 }
 
+BOOST_FIXTURE_TEST_CASE(schema_version_is_the_newest_applied_migration, test::db_fixture) {
+  auto migrations = db::bundled_migrations();
+  BOOST_REQUIRE(!migrations.empty());
+  BOOST_TEST(db::schema_version(url) == migrations.back().version);
+  scratch_database fresh(url);
+  BOOST_TEST(db::schema_version(fresh.url) == 0); // never migrated: no schema_migrations
+  db::migrate(fresh.url, {migrations.front()});
+  BOOST_TEST(db::schema_version(fresh.url) == migrations.front().version);
+}
+
 BOOST_FIXTURE_TEST_CASE(concurrent_migrations_apply_each_file_once, test::db_fixture) {
   auto migrations = db::bundled_migrations();
   BOOST_REQUIRE(!migrations.empty());

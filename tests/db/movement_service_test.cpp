@@ -12,10 +12,10 @@
 #include <thread>
 #include <vector>
 
-#include "actors/api/movement_service.hpp"
 #include "actors/workers/node_dispatcher.hpp"
 #include "domain/json.hpp"
 #include "persistence/connection_pool.hpp"
+#include "services/movement_service.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/db_helpers.hpp"
 
@@ -42,13 +42,13 @@ struct service_fixture : db_fixture {
   db::connection_pool pool{url, 4};
   std::mutex changed_mutex;
   std::vector<std::string> changed;
-  api::service_context sctx{pool, settings, ctx->plans,
-                            [this](const std::string& id) {
-                              std::lock_guard<std::mutex> lock(changed_mutex);
-                              changed.push_back(id);
-                            },
-                            &ctx->providers};
-  api::movement_service svc{sctx};
+  services::service_context sctx{pool, settings, ctx->plans,
+                                 [this](const std::string& id) {
+                                   std::lock_guard<std::mutex> lock(changed_mutex);
+                                   changed.push_back(id);
+                                 },
+                                 &ctx->providers};
+  services::movement_service svc{sctx};
   json::document empty;
 
   service_fixture() {
@@ -289,7 +289,7 @@ BOOST_FIXTURE_TEST_CASE(list_pages_have_no_duplicates_or_gaps, service_fixture) 
        " movement_requests) WHERE idempotency_key IN ('list-3', 'list-5')");
   std::vector<std::string> seen;
   std::vector<size_t> sizes;
-  api::list_query q{"", "3", ""};
+  services::list_query q{"", "3", ""};
   for (int page = 0; page < 5; ++page) {
     auto r = svc.list(alice, q);
     BOOST_TEST_REQUIRE(r.status == 200);
@@ -330,7 +330,7 @@ BOOST_FIXTURE_TEST_CASE(events_list_the_timeline_with_audit_rows, service_fixtur
   exec("UPDATE audit_outbox SET promoted_at = now()");
   std::vector<std::string> kinds;
   std::set<std::string> ids;
-  api::list_query q{"", "2", ""};
+  services::list_query q{"", "2", ""};
   for (int page = 0; page < 10; ++page) {
     auto r = svc.events(alice, id, q);
     BOOST_TEST_REQUIRE(r.status == 200);

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <limits>
 
-#include "actors/workers/step_proof.hpp"
 #include "domain/json.hpp"
 #include "domain/json_writer.hpp"
+#include "domain/step_proof.hpp"
 #include "domain/utf8.hpp"
 #include "persistence/keyset_page.hpp"
 
@@ -76,15 +76,15 @@ BOOST_AUTO_TEST_CASE(step_proof_keeps_its_shape) {
   r.provider_refs = R"({"tx":"0xab"})";
   r.provider_ref_id = "ref-1";
   r.retry_after_seconds = 1.5;
-  BOOST_TEST(mg::workers::step_proof_json(r) ==
+  BOOST_TEST(mg::domain::step_proof_json(r) ==
              R"({"next_state":"COMPLETED","provider_state":"done","provider_refs":{"tx":"0xab"},)"
              R"("provider_ref_id":"ref-1","retry_after_seconds":1.5,"error_code":"",)"
              R"("error_detail":""})");
   domain::step_result empty;
   empty.provider_refs.clear();
   empty.retry_after_seconds = std::numeric_limits<double>::infinity();
-  BOOST_TEST(mg::workers::recover_proof_json(domain::recover_outcome::fenced,
-                                             domain::node_state::failed, empty) ==
+  BOOST_TEST(mg::domain::recover_proof_json(domain::recover_outcome::fenced,
+                                            domain::node_state::failed, empty) ==
              R"({"outcome":"fenced","next_state":"FAILED","provider_state":"","provider_refs":{},)"
              R"("provider_ref_id":"","retry_after_seconds":null,"error_code":"",)"
              R"("error_detail":""})");
@@ -96,7 +96,7 @@ BOOST_AUTO_TEST_CASE(step_proof_of_hostile_provider_text_is_valid_json) {
   r.provider_ref_id = hostile;
   r.error_code = hostile;
   r.error_detail = hostile;
-  const auto text = mg::workers::step_proof_json(r);
+  const auto text = mg::domain::step_proof_json(r);
   BOOST_TEST(valid(text), text);
   auto doc = json::read(text);
   BOOST_REQUIRE(doc.has_value());

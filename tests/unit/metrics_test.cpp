@@ -7,7 +7,7 @@
 #include <limits>
 #include <thread>
 
-#include "actors/metrics.hpp"
+#include "config/metrics.hpp"
 #include "http/metrics_route.hpp"
 
 using namespace mg;

@@ -51,9 +51,9 @@ struct route_tables {
   config::settings settings;
   db::connection_pool pool{"postgresql://unused", 1};
   db::plan_cache plans;
-  api::service_context ctx{pool, settings, plans, {}, nullptr};
-  api::movement_service movements{ctx};
-  api::catalog_service catalog{ctx};
+  services::service_context ctx{pool, settings, plans, {}, nullptr};
+  services::movement_service movements{ctx};
+  services::catalog_service catalog{ctx};
   http::api_server relay_target{settings, {}, pool, {}}; // never started
 
   std::set<std::string> v3() {

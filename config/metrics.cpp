@@ -1,4 +1,4 @@
-#include "actors/metrics.hpp"
+#include "config/metrics.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -10,10 +10,10 @@
 #include <map>
 #include <string>
 
-#include "actors/api/service_context.hpp"
 #include "executors/balance_fetchers.hpp"
+#include "services/service_context.hpp"
 
-namespace mg::api {
+namespace mg::services {
 
 class balance_service {
 public:
@@ -30,4 +30,4 @@ private:
   std::string config_problem_; // why there are no fetchers when one was configured
 };
 
-} // namespace mg::api
+} // namespace mg::services

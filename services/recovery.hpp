@@ -1,11 +1,12 @@
 #pragma once
-// How an executor.recover answer becomes a node update (SPEC §1): shared by
-// the node_recovery worker and the operator's retry of an UNKNOWN node, so
-// both apply a recovery outcome the same way.
+// Asking an executor to recover a node's attempt and turning the answer
+// into the node's conditional update (SPEC §1): shared by the node_recovery
+// worker and the operator's retry of an UNKNOWN node, so both apply a
+// recovery outcome the same way (the mapping itself is domain/recovery).
 #include "domain/executor.hpp"
 #include "persistence/node_store.hpp"
 
-namespace mg::workers {
+namespace mg::services {
 
 /// Asks the node's executor to recover the attempt in `ctx`. A missing
 /// executor or a failed call counts as still unknown; an answer recover may
@@ -19,11 +20,9 @@ domain::recover_result call_recover(const db::claimed_node& n, const domain::exe
 /// longer matches and changes nothing.
 db::node_update recover_update(const db::claimed_node& n, const domain::recover_result& rr);
 
-const char* recover_outcome_name(domain::recover_outcome o);
-
 /// Queues the recover_proof artifact (the answer and the state it led to)
 /// and the answer's generated artifacts on `events` (reference: both saved).
 void add_recover_artifacts(db::event_batch& events, const db::claimed_node& n,
                            const domain::recover_result& rr, domain::node_state led_to);
 
-} // namespace mg::workers
+} // namespace mg::services

@@ -9,11 +9,11 @@
 #include <map>
 #include <string>
 
-#include "actors/api/service_context.hpp"
 #include "domain/api.hpp"
 #include "domain/json.hpp"
+#include "services/service_context.hpp"
 
-namespace mg::api {
+namespace mg::services {
 
 struct list_query {
   std::string state;  // "" = any; else a request_state (unknown → 400)
@@ -53,4 +53,4 @@ private:
   service_context& ctx_;
 };
 
-} // namespace mg::api
+} // namespace mg::services

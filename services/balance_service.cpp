@@ -1,4 +1,4 @@
-#include "actors/api/balance_service.hpp"
+#include "services/balance_service.hpp"
 
 #include <optional>
 #include <rapidjson/stringbuffer.h>
@@ -8,11 +8,13 @@
 #include <variant>
 #include <vector>
 
-#include "actors/workers/balance_snapshot.hpp"
 #include "config/log.hpp"
 #include "persistence/balance_store.hpp"
+#include "services/balance_fetch.hpp"
 
-namespace mg::api {
+namespace mg::services {
+
+using namespace api;
 
 namespace {
 
@@ -109,8 +111,7 @@ reply balance_service::get(const caller&, const std::multimap<std::string, std::
     return *refused;
   const double threshold = ctx_.settings.balance_stale_threshold_seconds;
   if (!std::get<bool>(fresh)) {
-    return with_connection(ctx_, [&](pqxx::connection& c) {
-      pqxx::read_transaction tx(c);
+    return with_read_transaction(ctx_, [&](pqxx::transaction_base& tx) {
       auto rows = db::latest_balances(tx, threshold);
       tx.commit();
       return reply{200, balances_body(rows, threshold, {}), {}};
@@ -123,10 +124,9 @@ reply balance_service::get(const caller&, const std::multimap<std::string, std::
     errors.push_back({std::nullopt, config_problem_.empty()
                                         ? "no balance fetcher is configured (MG_GATEWAY_API_URL)"
                                         : config_problem_});
-  auto fetches = workers::fetch_all_balances(fetchers_);
-  return with_connection(ctx_, [&](pqxx::connection& c) {
-    pqxx::work tx(c);
-    workers::store_balance_fetches(tx, fetches);
+  auto fetches = services::fetch_all_balances(fetchers_);
+  return with_transaction(ctx_, [&](pqxx::transaction_base& tx) {
+    services::store_balance_fetches(tx, fetches);
     auto rows = db::latest_balances(tx, threshold);
     tx.commit();
     for (auto& v : fetches)
@@ -138,4 +138,4 @@ reply balance_service::get(const caller&, const std::multimap<std::string, std::
   });
 }
 
-} // namespace mg::api
+} // namespace mg::services

@@ -4,6 +4,7 @@
 // request changed (movement actor reconciles, dispatchers wake).
 #include <functional>
 #include <string>
+#include <utility>
 
 #include "config/settings.hpp"
 #include "domain/api.hpp"
@@ -11,7 +12,12 @@
 #include "persistence/connection_pool.hpp"
 #include "persistence/template_store.hpp"
 
-namespace mg::api {
+namespace mg::services {
+
+// Every service call takes the verified caller and answers a reply, the
+// shapes all front doors share.
+using api::caller;
+using api::reply;
 
 struct service_context {
   db::connection_pool& pool;
@@ -28,8 +34,17 @@ struct service_context {
 /// Runs `body` with a pooled connection. A lost or unreachable database
 /// answers 503 (and the broken connection is dropped, so the next call
 /// reconnects); any other exception escapes to the caller.
-template <class F> reply with_connection(service_context& ctx, F&& body);
+template <class F> api::reply with_connection(db::connection_pool& pool, F&& body);
+template <class F> api::reply with_connection(service_context& ctx, F&& body);
 
-} // namespace mg::api
+/// with_connection running `body(tx)` in one read-write transaction: body
+/// commits (db::in_transaction); a refusal returned without a commit has
+/// changed nothing.
+template <class F> api::reply with_transaction(service_context& ctx, F&& body);
 
-#include "actors/api/service_context_impl.hpp"
+/// with_connection running `body(tx)` in one read-only transaction.
+template <class F> api::reply with_read_transaction(service_context& ctx, F&& body);
+
+} // namespace mg::services
+
+#include "services/service_context_impl.hpp"

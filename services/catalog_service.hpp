@@ -5,9 +5,9 @@
 // down.
 #include <string>
 
-#include "actors/api/movement_service.hpp"
+#include "services/movement_service.hpp"
 
-namespace mg::api {
+namespace mg::services {
 
 class catalog_service {
 public:
@@ -43,4 +43,4 @@ private:
   service_context& ctx_;
 };
 
-} // namespace mg::api
+} // namespace mg::services

@@ -1,15 +1,16 @@
-#include "actors/workers/step_proof.hpp"
+#include "domain/step_proof.hpp"
 
 #include "domain/json_writer.hpp"
 #include "domain/provider_answer.hpp"
+#include "domain/recovery.hpp"
 
-namespace mg::workers {
+namespace mg::domain {
 
 namespace {
 
 /// Writes the members after next_state and closes the object; strings are
 /// clipped to what the database keeps.
-std::string with_answer_members(json::writer& w, const domain::step_result& r) {
+std::string with_answer_members(json::writer& w, const step_result& r) {
   w.member("provider_state", domain::storable_text(r.provider_state))
       .key("provider_refs")
       .raw(r.provider_refs.empty() ? "{}" : r.provider_refs)
@@ -27,20 +28,18 @@ std::string with_answer_members(json::writer& w, const domain::step_result& r) {
 
 } // namespace
 
-std::string step_proof_json(const domain::step_result& r) {
+std::string step_proof_json(const step_result& r) {
   json::writer w;
   w.begin_object().member("next_state", r.next_state ? domain::to_string(*r.next_state) : "");
   return with_answer_members(w, r);
 }
 
-std::string recover_proof_json(domain::recover_outcome outcome, domain::node_state led_to,
-                               const domain::step_result& r) {
-  const char* name = outcome == domain::recover_outcome::found    ? "found"
-                     : outcome == domain::recover_outcome::fenced ? "fenced"
-                                                                  : "still_unknown";
+std::string recover_proof_json(recover_outcome outcome, node_state led_to, const step_result& r) {
   json::writer w;
-  w.begin_object().member("outcome", name).member("next_state", domain::to_string(led_to));
+  w.begin_object()
+      .member("outcome", recover_outcome_name(outcome))
+      .member("next_state", domain::to_string(led_to));
   return with_answer_members(w, r);
 }
 
-} // namespace mg::workers
+} // namespace mg::domain

@@ -1,4 +1,4 @@
-#include "actors/api/catalog_service.hpp"
+#include "services/catalog_service.hpp"
 
 #include <map>
 #include <optional>
@@ -14,7 +14,9 @@
 #include "persistence/catalog_store.hpp"
 #include "persistence/template_store.hpp"
 
-namespace mg::api {
+namespace mg::services {
+
+using namespace api;
 
 namespace {
 
@@ -161,8 +163,7 @@ reply catalog_service::list_templates(const caller& who, const list_query& q) {
     bad.push_back({"cursor", "malformed cursor"});
   if (!bad.empty())
     return refused("templates.list", who, "", bad_request("invalid query", std::move(bad)));
-  return with_connection(ctx_, [&](pqxx::connection& c) {
-    pqxx::read_transaction tx(c);
+  return with_read_transaction(ctx_, [&](pqxx::transaction_base& tx) {
     auto rows = db::latest_templates(tx, *after, *limit + 1);
     tx.commit();
     bool more = static_cast<int>(rows.size()) > *limit;
@@ -184,8 +185,7 @@ reply catalog_service::list_templates(const caller& who, const list_query& q) {
 }
 
 reply catalog_service::get_template(const caller& who, const std::string& key) {
-  return with_connection(ctx_, [&](pqxx::connection& c) {
-    pqxx::read_transaction tx(c);
+  return with_read_transaction(ctx_, [&](pqxx::transaction_base& tx) {
     auto versions = db::template_versions(tx, key);
     tx.commit();
     if (versions.empty())
@@ -217,8 +217,7 @@ reply catalog_service::propose_template(const caller& who, const json::value& bo
   if (!problems.empty())
     return refused(action, who, p.template_key,
                    unprocessable("plan does not compile", std::move(problems)));
-  return with_connection(ctx_, [&](pqxx::connection& c) {
-    pqxx::work tx(c);
+  return with_transaction(ctx_, [&](pqxx::transaction_base& tx) {
     auto row = db::insert_proposal(tx, p.template_key, p.plan, who.key_id,
                                    ctx_.settings.template_proposal_ttl_seconds);
     db::write_audit(tx, who.key_id, action, "template_proposal:" + row.id,
@@ -236,8 +235,7 @@ reply catalog_service::approve_proposal(const caller& who, const std::string& id
     return refused(action, who, id, parsed.error);
   if (!domain::is_uuid(id))
     return refused(action, who, id, not_found("no template proposal '" + id + "'"));
-  return with_connection(ctx_, [&](pqxx::connection& c) {
-    pqxx::work tx(c);
+  return with_transaction(ctx_, [&](pqxx::transaction_base& tx) {
     auto p = db::lock_proposal(tx, id);
     if (!p)
       return refused(action, who, id, not_found("no template proposal '" + id + "'"));
@@ -279,8 +277,7 @@ reply catalog_service::reject_proposal(const caller& who, const std::string& id,
     return refused(action, who, id, parsed.error);
   if (!domain::is_uuid(id))
     return refused(action, who, id, not_found("no template proposal '" + id + "'"));
-  return with_connection(ctx_, [&](pqxx::connection& c) {
-    pqxx::work tx(c);
+  return with_transaction(ctx_, [&](pqxx::transaction_base& tx) {
     auto p = db::lock_proposal(tx, id);
     if (!p)
       return refused(action, who, id, not_found("no template proposal '" + id + "'"));
@@ -296,8 +293,7 @@ reply catalog_service::reject_proposal(const caller& who, const std::string& id,
 }
 
 reply catalog_service::list_executors(const caller&) {
-  return with_connection(ctx_, [&](pqxx::connection& c) {
-    pqxx::read_transaction tx(c);
+  return with_read_transaction(ctx_, [&](pqxx::transaction_base& tx) {
     auto rows = db::list_executors(tx);
     tx.commit();
     rapidjson::StringBuffer buf;
@@ -320,8 +316,7 @@ reply catalog_service::list_executors(const caller&) {
 }
 
 reply catalog_service::list_signers(const caller&) {
-  return with_connection(ctx_, [&](pqxx::connection& c) {
-    pqxx::read_transaction tx(c);
+  return with_read_transaction(ctx_, [&](pqxx::transaction_base& tx) {
     auto groups = by_key(db::list_signers(tx));
     tx.commit();
     rapidjson::StringBuffer buf;
@@ -343,8 +338,7 @@ reply catalog_service::put_expected_identity(const caller& who, const std::strin
   auto parsed = domain::parse_identity_body(body);
   if (!parsed.ok())
     return refused(action, who, signer_key, parsed.error);
-  return with_connection(ctx_, [&](pqxx::connection& c) {
-    pqxx::work tx(c);
+  return with_transaction(ctx_, [&](pqxx::transaction_base& tx) {
     if (!db::signer_known(tx, signer_key))
       return refused(action, who, signer_key, not_found("no signer '" + signer_key + "'"));
     auto address = domain::canonical_evm_address(parsed.value->address);
@@ -364,4 +358,4 @@ reply catalog_service::put_expected_identity(const caller& who, const std::strin
   });
 }
 
-} // namespace mg::api
+} // namespace mg::services

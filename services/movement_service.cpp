@@ -1,19 +1,22 @@
-#include "actors/api/movement_service.hpp"
+#include "services/movement_service.hpp"
 
 #include <optional>
 
-#include "actors/workers/recover_update.hpp"
 #include "config/log.hpp"
 #include "domain/json_writer.hpp"
 #include "domain/movement_requests.hpp"
+#include "domain/recovery.hpp"
 #include "persistence/audit_store.hpp"
 #include "persistence/context_loader.hpp"
 #include "persistence/movement_store.hpp"
 #include "persistence/node_store.hpp"
 #include "persistence/operator_store.hpp"
 #include "persistence/request_view.hpp"
+#include "services/recovery.hpp"
 
-namespace mg::api {
+namespace mg::services {
+
+using namespace api;
 
 namespace {
 
@@ -66,8 +69,7 @@ reply operator_call(service_context& ctx, const caller& who, const char* action,
   constexpr int attempts = 3;
   for (int i = 1;; ++i) {
     try {
-      auto r = with_connection(ctx, [&](pqxx::connection& c) -> reply {
-        pqxx::work tx(c);
+      auto r = with_transaction(ctx, [&](pqxx::transaction_base& tx) -> reply {
         outcome o = decide(tx);
         if (o.refusal)
           return refused(action, who, id, *o.refusal);
@@ -168,8 +170,7 @@ reply movement_service::create(const caller& who, const json::value& body,
   // the winner's row (200 or 409).
   for (int i = 1;; ++i) {
     try {
-      auto r = with_connection(ctx_, [&](pqxx::connection& c) -> reply {
-        pqxx::work tx(c);
+      auto r = with_transaction(ctx_, [&](pqxx::transaction_base& tx) -> reply {
         auto existing = db::find_by_idempotency_key(tx, b.idempotency_key);
         if (existing && existing->body_hash == b.body_hash)
           return reply{
@@ -259,8 +260,7 @@ reply movement_service::create(const caller& who, const json::value& body,
 reply movement_service::get(const caller& who, const std::string& id) {
   if (!domain::is_uuid(id))
     return error_reply(not_found("no movement " + id));
-  return with_connection(ctx_, [&](pqxx::connection& c) -> reply {
-    pqxx::read_transaction tx(c);
+  return with_read_transaction(ctx_, [&](pqxx::transaction_base& tx) -> reply {
     auto object = db::movement_json(tx, id);
     if (!object)
       return error_reply(not_found("no movement " + id));
@@ -273,8 +273,7 @@ reply movement_service::list(const caller& who, const list_query& q) {
   std::optional<domain::list_cursor> cursor;
   if (auto e = check_list_query(q, true, limit, cursor))
     return error_reply(*e);
-  return with_connection(ctx_, [&](pqxx::connection& c) -> reply {
-    pqxx::read_transaction tx(c);
+  return with_read_transaction(ctx_, [&](pqxx::transaction_base& tx) -> reply {
     return reply{200, db::page_body(db::list_movements(tx, q.state, limit, cursor)), {}};
   });
 }
@@ -286,8 +285,7 @@ reply movement_service::events(const caller& who, const std::string& id, const l
     return error_reply(*e);
   if (!domain::is_uuid(id))
     return error_reply(not_found("no movement " + id));
-  return with_connection(ctx_, [&](pqxx::connection& c) -> reply {
-    pqxx::read_transaction tx(c);
+  return with_read_transaction(ctx_, [&](pqxx::transaction_base& tx) -> reply {
     if (!db::request_exists(tx, id))
       return error_reply(not_found("no movement " + id));
     return reply{200, db::page_body(db::list_events(tx, id, limit, cursor)), {}};
@@ -302,7 +300,7 @@ reply movement_service::approve(const caller& who, const std::string& id, const 
     return refused("approve", who, id, parsed.error);
   if (!domain::is_uuid(id))
     return refused("approve", who, id, not_found("no movement " + id));
-  return operator_call(ctx_, who, "approve", id, [&](pqxx::work& tx) {
+  return operator_call(ctx_, who, "approve", id, [&](pqxx::transaction_base& tx) {
     // One lock (request, then its nodes) serves the checks and the approval.
     auto row = db::lock_for_approval(tx, id);
     if (!row)
@@ -334,7 +332,7 @@ reply movement_service::reject(const caller& who, const std::string& id, const j
     return refused("reject", who, id, parsed.error);
   if (!domain::is_uuid(id))
     return refused("reject", who, id, not_found("no movement " + id));
-  return operator_call(ctx_, who, "reject", id, [&](pqxx::work& tx) {
+  return operator_call(ctx_, who, "reject", id, [&](pqxx::transaction_base& tx) {
     auto row = db::lock_request_row(tx, id);
     if (!row)
       return refuse(not_found("no movement " + id));
@@ -357,7 +355,7 @@ reply movement_service::cancel(const caller& who, const std::string& id, const j
     return refused("cancel", who, id, parsed.error);
   if (!domain::is_uuid(id))
     return refused("cancel", who, id, not_found("no movement " + id));
-  return operator_call(ctx_, who, "cancel", id, [&](pqxx::work& tx) {
+  return operator_call(ctx_, who, "cancel", id, [&](pqxx::transaction_base& tx) {
     auto row = db::lock_request_row(tx, id);
     if (!row)
       return refuse(not_found("no movement " + id));
@@ -385,7 +383,7 @@ reply movement_service::resume(const caller& who, const std::string& id, const j
     return refused("resume", who, id, parsed.error);
   if (!domain::is_uuid(id))
     return refused("resume", who, id, not_found("no movement " + id));
-  return operator_call(ctx_, who, "resume", id, [&](pqxx::work& tx) {
+  return operator_call(ctx_, who, "resume", id, [&](pqxx::transaction_base& tx) {
     auto row = db::lock_request_row(tx, id);
     if (!row)
       return refuse(not_found("no movement " + id));
@@ -416,7 +414,7 @@ reply movement_service::retry(const caller& who, const std::string& id, const js
   if (!domain::is_uuid(id))
     return refused("retry", who, id, not_found("no movement " + id));
   const auto& key = parsed.value->node_key;
-  return operator_call(ctx_, who, "retry", id, [&](pqxx::work& tx) {
+  return operator_call(ctx_, who, "retry", id, [&](pqxx::transaction_base& tx) {
     auto row = db::lock_request_row(tx, id);
     if (!row)
       return refuse(not_found("no movement " + id));
@@ -442,15 +440,15 @@ reply movement_service::retry(const caller& who, const std::string& id, const js
       auto stored = ctx_.plans.get(tx, n->template_key, n->template_version);
       auto built = db::build_context(tx, *n, *stored, n->attempt_no);
       built.ctx.idempotency_key = n->idempotency_key; // the attempt's own key
-      auto rr = workers::call_recover(*n, built.ctx, *ctx_.providers);
-      auto u = workers::recover_update(*n, rr);
+      auto rr = call_recover(*n, built.ctx, *ctx_.providers);
+      auto u = recover_update(*n, rr);
       if (u.next_state == node_state::unknown)
         return refuse(conflict("recover could not resolve the node's attempt; it stays UNKNOWN"));
       db::reopen_request(tx, id, row->request_state, events);
       n->request_state = "EXECUTING";
-      workers::add_recover_artifacts(events, *n, rr, u.next_state);
+      add_recover_artifacts(events, *n, rr, u.next_state);
       db::apply_node_update(tx, *n, u, events);
-      detail.member("recover", workers::recover_outcome_name(rr.outcome))
+      detail.member("recover", domain::recover_outcome_name(rr.outcome))
           .member("to", domain::to_string(u.next_state));
     }
     events.flush(tx);
@@ -471,7 +469,7 @@ reply movement_service::complete(const caller& who, const std::string& id,
     return refused("complete", who, id, parsed.error);
   if (!domain::is_uuid(id))
     return refused("complete", who, id, not_found("no movement " + id));
-  return operator_call(ctx_, who, "complete", id, [&](pqxx::work& tx) {
+  return operator_call(ctx_, who, "complete", id, [&](pqxx::transaction_base& tx) {
     auto row = db::lock_request_row(tx, id);
     if (!row)
       return refuse(not_found("no movement " + id));
@@ -503,4 +501,4 @@ reply movement_service::complete(const caller& who, const std::string& id,
   });
 }
 
-} // namespace mg::api
+} // namespace mg::services
