@@ -6,18 +6,18 @@
 #include <set>
 #include <thread>
 
-#include "actors/metrics.hpp"
 #include "actors/workers/cctp_caller_check.hpp"
 #include "actors/workers/node_result.hpp"
 #include "actors/workers/observation.hpp"
-#include "actors/workers/step_proof.hpp"
 #include "config/log.hpp"
+#include "config/metrics.hpp"
 #include "domain/cctp_caller.hpp"
 #include "domain/evm_transfer_plan.hpp"
 #include "domain/json.hpp"
 #include "domain/json_writer.hpp"
 #include "domain/provider_answer.hpp"
 #include "domain/signing_policy.hpp"
+#include "domain/step_proof.hpp"
 #include "domain/timing.hpp"
 #include "persistence/claim_store.hpp"
 #include "persistence/context_loader.hpp"
@@ -451,7 +451,7 @@ void write_submitted(pqxx::work& tx, const submitted& item, const engine& e,
   db::event_batch events(r.node.request_id, e.settings.callback_max_attempts);
   auto u = submit_update(r, item.answer);
   events.add_artifact(
-      {r.node.id, r.node.attempt_no, "submit_proof", step_proof_json(item.answer), ""});
+      {r.node.id, r.node.attempt_no, "submit_proof", domain::step_proof_json(item.answer), ""});
   events.add_generated_artifacts(r.node.id, r.node.attempt_no, item.answer.generated_artifacts);
   note_activated(r.node, write_node_result(tx, r.node, u, events, e, shared), out, activated);
   if (!item.observation) {
