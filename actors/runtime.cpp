@@ -37,7 +37,8 @@ domain::loop_policy policy(double interval, const config::settings& s, bool drai
 } // namespace
 
 std::vector<worker_spec> engine_workers(caf::actor_system& sys,
-                                        const std::shared_ptr<workers::engine_context>& ctx) {
+                                        const std::shared_ptr<workers::engine_context>& ctx,
+                                        const std::shared_ptr<runtime_links>& links) {
   auto& s = ctx->settings;
   // Spawned once; they stop when the observer's spec (its last owner) goes.
   auto observe_lanes =
@@ -50,8 +51,8 @@ std::vector<worker_spec> engine_workers(caf::actor_system& sys,
   for (int i = 1; i <= dispatchers; ++i)
     specs.push_back({i == 1 ? "node_dispatcher" : "node_dispatcher_" + std::to_string(i),
                      worker_group::core, policy(s.node_dispatch_interval_seconds, s),
-                     [ctx, lane = i - 1](db::connection_slot& c) {
-                       return workers::dispatch_pass(c, ctx->e, lane);
+                     [ctx, links, lane = i - 1](db::connection_slot& c) {
+                       return workers::dispatch_pass(c, ctx->e, lane, &links->stopping);
                      },
                      std::make_shared<std::atomic<bool>>(false)});
   specs.push_back({"node_observer", worker_group::core, policy(s.node_observe_interval_seconds, s),
@@ -97,7 +98,7 @@ runtime::runtime(caf::actor_system& sys, config::settings settings,
 
 void runtime::start(caf::actor waiter, std::vector<worker_spec> extra) {
   auto& s = ctx_->settings;
-  auto specs = engine_workers(sys_, ctx_);
+  auto specs = engine_workers(sys_, ctx_, links_);
   if (s.workers_enabled) {
     for (auto& w : sidecar_workers(ctx_))
       specs.push_back(std::move(w));

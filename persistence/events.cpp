@@ -29,13 +29,29 @@ const statement& write_events_statement(bool attention, bool artifacts, bool out
 
 } // namespace
 
+void event_batch::move_into(event_batch& into) {
+  // The gathered write keeps the outbox part when any request may need it;
+  // its join on callback_url keeps only the rows of requests that have one.
+  if (!events_.empty()) {
+    const bool into_needs = !into.events_.empty() && into.has_callback_.value_or(true);
+    into.has_callback_ = into_needs || has_callback_.value_or(true);
+  }
+  for (auto& row : events_)
+    into.events_.push_back(std::move(row));
+  for (auto& a : artifacts_)
+    into.artifacts_.push_back(std::move(a));
+  events_.clear();
+  artifacts_.clear();
+}
+
 template <class Run> void event_batch::write(Run&& run) {
   if (events_.empty() && artifacts_.empty())
     return;
-  std::vector<std::string> types, states, keys, node_states, data;
+  std::vector<std::string> requests, types, states, keys, node_states, data;
   bool attention = false;
-  for (auto& e : events_) {
+  for (auto& [request_id, e] : events_) {
     attention |= e.event_type == "request_attention";
+    requests.push_back(request_id);
     types.push_back(e.event_type);
     states.push_back(e.request_state);
     keys.push_back(e.node_key);
@@ -52,11 +68,11 @@ template <class Run> void event_batch::write(Run&& run) {
   }
   bool outbox = has_callback_.value_or(true);
   if (artifacts_.empty())
-    run(write_events_statement(attention, false, outbox), request_id_, text_array(types),
+    run(write_events_statement(attention, false, outbox), text_array(requests), text_array(types),
         text_array(states), text_array(keys), text_array(node_states), text_array(data),
         max_attempts_);
   else
-    run(write_events_statement(attention, true, outbox), request_id_, text_array(types),
+    run(write_events_statement(attention, true, outbox), text_array(requests), text_array(types),
         text_array(states), text_array(keys), text_array(node_states), text_array(data),
         max_attempts_, text_array(a_nodes), text_array(a_attempts), text_array(a_kinds),
         text_array(a_payloads), text_array(a_hashes));
@@ -85,18 +101,19 @@ const statement& write_events_statement(bool attention, bool artifacts, bool out
     std::string sql =
         "WITH input AS ("
         "  SELECT mg_uuid_v7() AS id, clock_timestamp() AS at, t.*"
-        "  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[])"
-        "       WITH ORDINALITY AS t(event_type, request_state, node_key, node_state, data, ord)),"
+        "  FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])"
+        "       WITH ORDINALITY"
+        "       AS t(request_id, event_type, request_state, node_key, node_state, data, ord)),"
         " ev AS ("
         "  INSERT INTO movement_events (id, request_id, event_type, node_key, payload, occurred_at)"
-        "  SELECT id, $1::uuid, event_type, NULLIF(node_key, ''),"
+        "  SELECT id, request_id, event_type, NULLIF(node_key, ''),"
         "    jsonb_strip_nulls(jsonb_build_object('event_id', id, 'event_type', event_type,"
-        "      'request_id', $1::uuid, 'request_state', request_state,"
+        "      'request_id', request_id, 'request_state', request_state,"
         "      'node_key', NULLIF(node_key, ''), 'node_state', NULLIF(node_state, ''),"
         "      'occurred_at', at)) || jsonb_build_object('data', data::jsonb),"
         "    at"
         "  FROM input ORDER BY ord"
-        "  RETURNING id, event_type, payload)";
+        "  RETURNING id, request_id, event_type, payload)";
     if (attention)
       // Operator notification of each request_attention, in this transaction.
       sql += ", attention AS ("
@@ -104,7 +121,7 @@ const statement& write_events_statement(bool attention, bool artifacts, bool out
              "  SELECT 'request_attention', r.id::text, 'request_attention:' || ev.id,"
              "    ev.payload || jsonb_build_object('network_class', r.network_class,"
              "      'template_key', r.template_key)"
-             "  FROM ev JOIN movement_requests r ON r.id = $1::uuid"
+             "  FROM ev JOIN movement_requests r ON r.id = ev.request_id"
              "  WHERE ev.event_type = 'request_attention' ON CONFLICT (dedupe_key) DO NOTHING)";
     if (artifacts)
       // The change's artifacts; created_at is clock_timestamp(), so rows
@@ -121,7 +138,7 @@ const statement& write_events_statement(bool attention, bool artifacts, bool out
              "   callback_url, max_attempts, callback_timestamp, callback_nonce)"
              " SELECT ev.id, r.id, ev.event_type, ev.payload, r.callback_url, $7,"
              "   extract(epoch FROM now())::bigint, replace(gen_random_uuid()::text, '-', '')"
-             " FROM ev JOIN movement_requests r ON r.id = $1::uuid"
+             " FROM ev JOIN movement_requests r ON r.id = ev.request_id"
              " WHERE r.callback_url IS NOT NULL";
     else
       // $7 (the outbox's max_attempts) is still sent: the same arguments

@@ -30,12 +30,14 @@ struct pending_artifact {
 /// Collects a transaction's events (and the artifacts of the same change)
 /// and writes them in one statement: a round trip per row kind saved on
 /// every node step, in the same transaction, in the order they were added.
+/// A batch may also gather the rows of other requests' batches (move_into),
+/// so a transaction that writes many requests pays one events statement.
 class event_batch {
 public:
   event_batch(std::string request_id, int callback_max_attempts)
       : request_id_(std::move(request_id)), max_attempts_(callback_max_attempts) {}
 
-  void add(event e) { events_.push_back(std::move(e)); }
+  void add(event e) { events_.push_back({request_id_, std::move(e)}); }
   /// What the writer read of the request's callback_url (set at create,
   /// never changed): without one, the write skips the callback outbox
   /// insert, and with it the outbox's notify trigger. Unset: the outbox
@@ -57,14 +59,21 @@ public:
   void flush(pqxx::transaction_base& tx);
   /// The same write, queued on `batch` (sent with the batch's other writes).
   void flush_into(pqxx::transaction_base& tx, write_batch& batch);
+  /// Hands every collected row, in order, to `into`, which writes them
+  /// with its own at its flush; then forgets them.
+  void move_into(event_batch& into);
 
 private:
+  struct request_event {
+    std::string request_id;
+    event e;
+  };
   template <class Run> void write(Run&& run);
 
   std::string request_id_;
   int max_attempts_;
   std::optional<bool> has_callback_;
-  std::vector<event> events_;
+  std::vector<request_event> events_;
   std::vector<pending_artifact> artifacts_;
 };
 

@@ -198,7 +198,8 @@ const statement update_request{
 
 reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plans,
                                     const std::string& request_id,
-                                    const reconcile_settings& settings) {
+                                    const reconcile_settings& settings,
+                                    event_batch* gather_events) {
   reconcile_outcome out;
   auto req = lock_request_and_nodes(tx, request_id);
   if (!req)
@@ -236,11 +237,15 @@ reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plan
   events.set_has_callback(req->has_callback);
   add_reconcile_events(events, actions, state);
   out.activated = static_cast<int>(actions.activate.size());
+  out.activated_keys = actions.activate;
   out.wrote = true;
   write_batch batch; // one round trip for the request, its nodes and the events
   batch.add(tx, update_request, request_id, state_name, actions.dispatch_paused,
             actions.attention_raised, text_array(actions.frontier), text_array(actions.activate));
-  events.flush_into(tx, batch);
+  if (gather_events)
+    events.move_into(*gather_events);
+  else
+    events.flush_into(tx, batch);
   batch.run(tx);
   return out;
 }

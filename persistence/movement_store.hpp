@@ -10,6 +10,8 @@
 
 namespace mg::db {
 
+class event_batch;
+
 struct create_params {
   std::string template_key;
   int template_version = 0; // 0: latest
@@ -46,6 +48,7 @@ struct reconcile_outcome {
   bool found = false;
   std::string request_state; // after reconcile
   int activated = 0;
+  std::vector<std::string> activated_keys; // the nodes it made READY
   bool changed = false;
   bool terminal = false; // nothing more for the workers to do
   // Whether it wrote anything. When it did not, the transaction only holds
@@ -56,10 +59,12 @@ struct reconcile_outcome {
 
 /// Reconciles one request in `tx`: locks the request row, then its nodes,
 /// applies domain::reconcile's actions with their events and clears
-/// needs_reconcile. The caller commits.
+/// needs_reconcile. The caller commits. With `gather_events`, the events
+/// join that batch (written before the caller commits) instead.
 reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plans,
                                     const std::string& request_id,
-                                    const reconcile_settings& settings);
+                                    const reconcile_settings& settings,
+                                    event_batch* gather_events = nullptr);
 
 enum class approve_status { approved, not_found, conflict, expired };
 

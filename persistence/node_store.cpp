@@ -139,6 +139,33 @@ std::optional<claimed_node> claim_for_dispatch(pqxx::transaction_base& tx, const
   return claim_one(tx, q, id, network_class, scope);
 }
 
+std::vector<claimed_node> claim_activated(pqxx::transaction_base& tx,
+                                          const std::vector<activated_node>& nodes,
+                                          const std::string& network_class) {
+  static const statement q{
+      "mg_claim_activated",
+      "SELECT " + dispatch_columns +
+          " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
+          " JOIN unnest($1::uuid[], $2::text[]) AS a(request_id, node_key)"
+          "   ON n.request_id = a.request_id AND n.node_key = a.node_key"
+          " WHERE n.node_state = 'READY' AND n.action_type NOT LIKE 'manual\\_%'"
+          "   AND r.request_state IN ('APPROVED', 'EXECUTING') AND r.network_class = $3"
+          "   AND NOT r.dispatch_paused"
+          "   AND (n.retry_at IS NULL OR n.retry_at <= clock_timestamp())"
+          " ORDER BY n.request_created_at, n.position FOR UPDATE OF n, r SKIP LOCKED"};
+  std::vector<claimed_node> out;
+  if (nodes.empty())
+    return out;
+  std::vector<std::string> requests, keys;
+  for (auto& a : nodes) {
+    requests.push_back(a.request_id);
+    keys.push_back(a.node_key);
+  }
+  for (auto row : exec(tx, q, text_array(requests), text_array(keys), network_class))
+    out.push_back(to_claimed(row));
+  return out;
+}
+
 void defer_after_prepare_error(pqxx::transaction_base& tx, const claimed_node& n,
                                const std::string& error_code, const std::string& error_detail,
                                double retry_in_seconds) {
@@ -382,7 +409,8 @@ update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node&
 }
 
 update_effects apply_node_update_and_flush(pqxx::transaction_base& tx, const claimed_node& n,
-                                           const node_update& u, event_batch& events) {
+                                           const node_update& u, event_batch& events,
+                                           shared_write shared) {
   auto fx = effects_of(n, u);
   if (n.has_callback)
     events.set_has_callback(*n.has_callback);
@@ -392,8 +420,12 @@ update_effects apply_node_update_and_flush(pqxx::transaction_base& tx, const cla
   // artifacts, then the conditional node update, whose rows are the
   // batch's answer. A stale update throws and the caller's transaction,
   // events included, is rolled back.
-  batch.add(tx, flag_request, n.request_id, fx.needs_reconcile, fx.pauses_dispatch);
-  events.flush_into(tx, batch);
+  if (!shared.request_locked || fx.needs_reconcile || fx.pauses_dispatch)
+    batch.add(tx, flag_request, n.request_id, fx.needs_reconcile, fx.pauses_dispatch);
+  if (shared.events)
+    events.move_into(*shared.events);
+  else
+    events.flush_into(tx, batch);
   run_update(n, u, [&](const statement& s, const auto&... args) {
     batch.add(tx, s, args...);
     return pqxx::result{};

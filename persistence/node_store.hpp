@@ -79,6 +79,20 @@ std::optional<claimed_node> claim_for_dispatch(pqxx::transaction_base& tx, const
                                                const std::string& network_class,
                                                claim_scope scope = claim_scope::savepoint);
 
+/// A successor a reconcile in `tx` just activated: (request id, node key).
+struct activated_node {
+  std::string request_id;
+  std::string node_key;
+};
+
+/// SPEC §1 chain claim: the claimable ones of `nodes` (the dispatch claim's
+/// filters), in FIFO order, locked in one statement. `tx` already holds
+/// their requests and nodes (the reconcile that activated them locked
+/// them), so nothing is waited for and no partial lock is left behind.
+std::vector<claimed_node> claim_activated(pqxx::transaction_base& tx,
+                                          const std::vector<activated_node>& nodes,
+                                          const std::string& network_class);
+
 /// SPEC §1 "preflight/prepare errors": the claimed node stays READY, one
 /// more error in a row is counted and recorded (error_code, error_detail),
 /// and no claim takes it again for `retry_in_seconds`. Writes no event.
@@ -173,12 +187,23 @@ struct update_effects {
 update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node& n,
                                  const node_update& u, event_batch& events);
 
+/// How a result write shares its transaction with other results.
+struct shared_write {
+  /// Gathers the events and artifacts, written with the others' in one
+  /// statement before the transaction commits (nullptr: written now).
+  event_batch* events = nullptr;
+  /// The transaction holds the request row already (lock order kept), so
+  /// the request is written only when there is something to flag.
+  bool request_locked = false;
+};
+
 /// apply_node_update, then the batch's events and artifacts, in one round
 /// trip (the writes that end an observer or submit-result transaction).
 /// Throws stale_write for a stale attempt or token: the caller must roll
 /// back, which discards the events too.
 update_effects apply_node_update_and_flush(pqxx::transaction_base& tx, const claimed_node& n,
-                                           const node_update& u, event_batch& events);
+                                           const node_update& u, event_batch& events,
+                                           shared_write shared = {});
 
 /// Appends an artifact (append-only).
 void add_artifact(pqxx::transaction_base& tx, const std::string& node_id, int attempt_no,

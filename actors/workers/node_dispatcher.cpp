@@ -32,6 +32,7 @@ using domain::node_state;
 namespace {
 
 constexpr int candidate_window = 8;
+constexpr int max_chain_steps = 16;
 
 /// Everything the submit step needs once the claim transaction committed.
 struct ready_to_submit {
@@ -430,17 +431,29 @@ db::claimed_node after_submit(const ready_to_submit& r, const db::node_update& u
   return n;
 }
 
+/// Counts a written result's activations and remembers which successors
+/// they were, for the chain claim.
+void note_activated(const db::claimed_node& n, result_written written, pass_result& out,
+                    std::vector<db::activated_node>& activated) {
+  out.activated += written.activated;
+  for (auto& key : written.activated_keys)
+    activated.push_back({n.request_id, std::move(key)});
+}
+
 /// Writes one submitted node's result (and its inline observation) into
 /// `tx`, each with its request's reconcile; its claim is locked and current
 /// (lock_current_claims).
-void write_submitted(pqxx::work& tx, const submitted& item, const engine& e, pass_result& out) {
+void write_submitted(pqxx::work& tx, const submitted& item, const engine& e,
+                     db::event_batch& gathered, pass_result& out,
+                     std::vector<db::activated_node>& activated) {
   const auto& r = item.r;
+  const db::shared_write shared{&gathered, true};
   db::event_batch events(r.node.request_id, e.settings.callback_max_attempts);
   auto u = submit_update(r, item.answer);
   events.add_artifact(
       {r.node.id, r.node.attempt_no, "submit_proof", domain::step_proof_json(item.answer), ""});
   events.add_generated_artifacts(r.node.id, r.node.attempt_no, item.answer.generated_artifacts);
-  out.activated += write_node_result(tx, r.node, u, events, e).activated;
+  note_activated(r.node, write_node_result(tx, r.node, u, events, e, shared), out, activated);
   if (!item.observation) {
     out.wake_observer |= in_flight(u.next_state);
     return;
@@ -449,47 +462,111 @@ void write_submitted(pqxx::work& tx, const submitted& item, const engine& e, pas
   auto ou = observation_update(observed, *item.observation);
   db::event_batch observe_events(r.node.request_id, e.settings.callback_max_attempts);
   add_observation_artifacts(observe_events, observed, *item.observation);
-  out.activated += write_node_result(tx, observed, ou, observe_events, e).activated;
+  note_activated(observed, write_node_result(tx, observed, ou, observe_events, e, shared), out,
+                 activated);
   if (ou.next_observe_in_seconds && *ou.next_observe_in_seconds == 0)
     out.wake_observer = true;
+}
+
+/// Claims whose prepared actions are given back (executor.abandon) unless
+/// the transaction that wrote their SUBMITTING rows commits.
+struct pending_claims {
+  std::vector<ready_to_submit> items;
+  bool committed = false;
+  pending_claims() = default;
+  pending_claims(const pending_claims&) = delete;
+  pending_claims& operator=(const pending_claims&) = delete;
+  ~pending_claims() {
+    if (!committed)
+      for (auto& r : items)
+        release_prepared(*r.executor, r.ctx, r.action);
+  }
+};
+
+/// SPEC §1 chain claim: the successors the results in `tx` activated are
+/// claimed in the same transaction (READY → SUBMITTING, write-ahead, their
+/// own tokens), under the batch-claim rule, up to the batch size; the rest
+/// stay READY for the FIFO. The dispatch gate and manual nodes are the
+/// claim statement's filters.
+void chain_claim(pqxx::work& tx, const std::vector<db::activated_node>& activated, const engine& e,
+                 pass_result& out, pending_claims& chained) {
+  if (activated.empty())
+    return;
+  const int limit = std::max(1, e.settings.node_dispatch_batch_size);
+  int taken = 0;
+  for (auto& n : db::claim_activated(tx, activated, e.settings.network_class)) {
+    if (taken >= limit)
+      break;
+    db::event_batch events(n.request_id, e.settings.callback_max_attempts);
+    if (n.has_callback)
+      events.set_has_callback(*n.has_callback);
+    auto end = run_claim(tx, n, e, events, out, true);
+    if (end.left)
+      continue;
+    ++taken;
+    if (!end.deferred)
+      ++out.processed;
+    events.flush(tx);
+    if (end.submit)
+      chained.items.push_back(std::move(*end.submit));
+  }
+  out.activated -= taken; // taken here: no other dispatcher needs waking for them
 }
 
 /// All results of a claim in one transaction: their requests and nodes
 /// locked first (in request id order), each result re-checked under the
 /// lock against the claim it was produced for, so a stale one (recovery
-/// moved its node meanwhile) is left out alone and the others land.
-void commit_results(pqxx::connection& c, std::vector<submitted>& items, const engine& e,
-                    pass_result& out) {
+/// moved its node meanwhile) is left out alone and the others land. With
+/// `chain`, the successors they activate are claimed in it too; returns
+/// those to submit.
+std::vector<ready_to_submit> commit_results(pqxx::connection& c, std::vector<submitted>& items,
+                                            const engine& e, bool chain, pass_result& out) {
   pqxx::work tx(c);
   std::vector<const db::claimed_node*> claims;
   for (auto& item : items)
     claims.push_back(&item.r.node);
   auto current = db::lock_current_claims(tx, claims);
   pass_result part;
+  std::vector<db::activated_node> activated;
+  // Every result's events and artifacts in one statement (the requests are
+  // locked, so its foreign-key checks wait for nothing).
+  db::event_batch gathered("", e.settings.callback_max_attempts);
   for (auto& item : items) {
     item.stale = !current.count(item.r.node.id);
     if (item.stale)
       log::warn("stale submit result dropped",
                 {{"node_id", item.r.node.id}, {"detail", "its attempt or claim token moved on"}});
     else
-      write_submitted(tx, item, e, part);
+      write_submitted(tx, item, e, gathered, part, activated);
   }
+  // Before the chain claim: a successor's context reads its predecessors'
+  // artifacts.
+  gathered.flush(tx);
+  pending_claims chained;
+  if (chain)
+    chain_claim(tx, activated, e, part, chained);
   tx.commit();
+  chained.committed = true;
+  out.processed += part.processed;
+  out.reconcile.insert(out.reconcile.end(), part.reconcile.begin(), part.reconcile.end());
   out.activated += part.activated;
   out.wake_observer |= part.wake_observer;
+  return std::move(chained.items);
 }
 
 /// SPEC §1: a result commit that fails on a lost connection is retried
 /// after reconnecting (and one rolled back by a deadlock at once), still
 /// conditional on the claim tokens. If the database stays away, recovery
 /// finds the SUBMITTING nodes after their grace.
-void commit_with_retry(db::connection_slot& conn, std::vector<submitted>& items, const engine& e,
-                       pass_result& out) {
+/// A retry claims no successors: whatever sank the first try may have been
+/// the chain claim, and the results must land.
+std::vector<ready_to_submit> commit_with_retry(db::connection_slot& conn,
+                                               std::vector<submitted>& items, const engine& e,
+                                               bool chain, pass_result& out) {
   constexpr int attempts = 30;
   for (int i = 1;; ++i) {
     try {
-      commit_results(conn.get(), items, e, out);
-      return;
+      return commit_results(conn.get(), items, e, chain && i == 1, out);
     } catch (const pqxx::transaction_rollback& ex) {
       // Deadlock or serialization failure: nothing was written; try again.
       if (i == attempts)
@@ -497,8 +574,15 @@ void commit_with_retry(db::connection_slot& conn, std::vector<submitted>& items,
       log::warn("submit result commit rolled back; retrying",
                 {{"nodes", static_cast<int>(items.size())}, {"try", i}, {"error", ex.what()}});
     } catch (const std::exception& ex) {
-      if (!db::is_connection_error(ex) || i == attempts)
+      const bool connection = db::is_connection_error(ex);
+      if ((!connection && !(chain && i == 1)) || i == attempts)
         throw;
+      if (!connection) {
+        // Only the chain claim does more than the results do.
+        log::warn("submit results failed with their chain claim; retrying without it",
+                  {{"nodes", static_cast<int>(items.size())}, {"error", ex.what()}});
+        continue;
+      }
       conn.reset();
       log::warn("submit result commit lost its connection; retrying",
                 {{"nodes", static_cast<int>(items.size())}, {"try", i}});
@@ -634,13 +718,19 @@ void record_hop(const ready_to_submit& r, const domain::step_result& s) {
           .count());
 }
 
-} // namespace
+bool stop_requested(const std::atomic<bool>* stopping) {
+  return stopping && stopping->load(std::memory_order_acquire);
+}
 
-pass_result dispatch_pass(db::connection_slot& conn, const engine& e, int lane) {
-  pass_result out;
-  hop_histogram(); // exported (empty) before the first hop
-  auto claimed = claim_and_prepare(conn, e, lane, out);
+/// Submits `claimed` (their SUBMITTING rows committed) and commits their
+/// results; returns the successors chain-claimed with them. A stop asked
+/// for while the submits ran cancels the chain claim: a draining runtime
+/// claims nothing new.
+std::vector<ready_to_submit>
+submit_and_commit(db::connection_slot& conn, std::vector<ready_to_submit> claimed, const engine& e,
+                  bool chain, const std::atomic<bool>* stopping, pass_result& out) {
   auto answers = submit_all(claimed);
+  chain = chain && !stop_requested(stopping);
   std::vector<submitted> results;
   for (size_t i = 0; i < claimed.size(); ++i) {
     auto& r = claimed[i];
@@ -655,10 +745,26 @@ pass_result dispatch_pass(db::connection_slot& conn, const engine& e, int lane) 
     results.push_back({std::move(r), std::move(answer), std::move(observation)});
   }
   if (results.empty())
-    return out;
-  commit_with_retry(conn, results, e, out);
+    return {};
+  auto chained = commit_with_retry(conn, results, e, chain, out);
   for (auto& item : results)
     out.stale += item.stale ? 1 : 0;
+  return chained;
+}
+
+} // namespace
+
+pass_result dispatch_pass(db::connection_slot& conn, const engine& e, int lane,
+                          const std::atomic<bool>* stopping) {
+  pass_result out;
+  hop_histogram(); // exported (empty) before the first hop
+  auto batch = claim_and_prepare(conn, e, lane, out);
+  // SPEC §1 chain claim (off with wake-ups off, as the reference). A pass
+  // follows chains a bounded number of steps, so one long chain does not
+  // keep its dispatcher from the FIFO.
+  for (int step = 1; !batch.empty(); ++step)
+    batch = submit_and_commit(conn, std::move(batch), e,
+                              e.settings.wakeups_enabled && step < max_chain_steps, stopping, out);
   return out;
 }
 

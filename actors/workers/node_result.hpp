@@ -8,6 +8,7 @@ namespace mg::workers {
 struct result_written {
   db::update_effects effects;
   int activated = 0; // successors the reconcile made READY
+  std::vector<std::string> activated_keys;
 };
 
 /// Applies `u` to `n` (conditional on its claim: throws db::stale_write)
@@ -15,9 +16,10 @@ struct result_written {
 /// the request in the same transaction. The write has locked the request
 /// row already (lock order: request, then nodes), so the reconcile runs on
 /// current locked rows and the successors' activation commits with the
-/// result that caused it, not in a transaction of its own.
+/// result that caused it, not in a transaction of its own. `shared` says
+/// what the write may share with the transaction's other results.
 result_written write_node_result(pqxx::transaction_base& tx, const db::claimed_node& n,
-                                 const db::node_update& u, db::event_batch& events,
-                                 const engine& e);
+                                 const db::node_update& u, db::event_batch& events, const engine& e,
+                                 db::shared_write shared = {});
 
 } // namespace mg::workers

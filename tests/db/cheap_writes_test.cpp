@@ -246,7 +246,7 @@ BOOST_FIXTURE_TEST_CASE(node_update_that_keeps_indexed_columns_is_hot, db_fixtur
                  .find("updated_at") == std::string::npos);
 }
 
-BOOST_FIXTURE_TEST_CASE(append_only_rows_get_time_ordered_ids, db_fixture) {
+BOOST_FIXTURE_TEST_CASE(append_only_rows_get_time_ordered_ids, reference_db_fixture) {
   add_template(chain2);
   auto id = create("chain2", "{}", "https://receiver.example/cb");
   approve(id);

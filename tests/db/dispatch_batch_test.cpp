@@ -4,6 +4,7 @@
 // first observation.
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -13,6 +14,7 @@
 
 #include "actors/workers/node_dispatcher.hpp"
 #include "actors/workers/node_observer.hpp"
+#include "actors/workers/node_recovery.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/db_helpers.hpp"
 
@@ -50,7 +52,8 @@ std::string history(db_fixture& f, const std::string& node) {
 }
 
 /// The fixture's real sim executor with a hook that runs when a batch's
-/// submits begin (after the claim committed, before any ledger write).
+/// submits begin (submit_many, or submit for a batch of one): after the
+/// claim committed, before any ledger write.
 struct hooked_sim : domain::executor {
   std::shared_ptr<domain::executor> sim;
   std::function<void()> before_submits;
@@ -63,6 +66,7 @@ struct hooked_sim : domain::executor {
   }
   domain::step_result submit(const domain::execution_context& c, const domain::prepared_action& a,
                              const domain::sign_result* s) override {
+    before_submits(); // a batch of one
     return sim->submit(c, a, s);
   }
   std::vector<domain::step_result>
@@ -81,6 +85,17 @@ struct hooked_sim : domain::executor {
     return sim->claims_in_batch(c);
   }
 };
+
+/// A three-step chain of zero-latency sim nodes: a → b → c.
+const char* chain3 = R"({"template_key": "chain3", "version": 1, "nodes": [
+    {"node_key": "a", "action_type": "step", "executor_key": "sim"},
+    {"node_key": "b", "action_type": "step", "executor_key": "sim"},
+    {"node_key": "c", "action_type": "step", "executor_key": "sim"}],
+  "edges": [["a", "b"], ["b", "c"]]})";
+
+/// What unwinds a pass the way SIGKILL ends a process: no executor answer,
+/// no catch in the engine.
+struct process_killed {};
 
 /// Puts a hooked_sim in place of the fixture's "sim" executor.
 std::shared_ptr<hooked_sim> hook_sim(db_fixture& f, std::function<void()> before_submits) {
@@ -255,6 +270,162 @@ BOOST_FIXTURE_TEST_CASE(an_answer_that_asks_for_a_later_look_is_left_to_the_obse
   BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
   BOOST_TEST(node_state(id, "a") == "SUBMITTED");
   BOOST_TEST(node_col(*this, node_id(*this, id), "observe_count") == "0");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_completion_chain_claims_its_successor_write_ahead, db_fixture) {
+  // The whole chain runs in one pass: each successor is claimed in the
+  // transaction of its predecessor's result, and its SUBMITTING row is
+  // committed before its submit.
+  add_template(chain3);
+  auto id = create_and_approve("chain3");
+  std::vector<std::string> seen; // at each submit: SUBMITTING rows / ledger rows
+  hook_sim(*this, [&] {
+    seen.push_back(
+        std::to_string(
+            count("SELECT count(*) FROM movement_request_nodes WHERE node_state = 'SUBMITTING'")) +
+        "/" + std::to_string(count("SELECT count(*) FROM sim_ledger")));
+  });
+  auto r = workers::dispatch_pass(conn, engine());
+  BOOST_TEST(r.processed == 3);
+  BOOST_TEST(seen == (std::vector<std::string>{"1/0", "1/1", "1/2"}));
+  for (auto key : {"a", "b", "c"}) {
+    BOOST_TEST(node_state(id, key) == "COMPLETED");
+    BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE node_id = '" + node_id(*this, id, key) +
+                     "' AND NOT fenced") == 1);
+  }
+  BOOST_TEST(request_col(*this, id, "request_state") == "COMPLETED");
+  BOOST_TEST(r.activated == 0); // claimed at once: no other dispatcher to wake
+}
+
+BOOST_FIXTURE_TEST_CASE(a_chain_claimed_node_writes_what_a_fifo_claim_would, db_fixture) {
+  add_template(chain3);
+  auto chained = create_and_approve("chain3");
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 3);
+
+  settings.wakeups_enabled = false; // the reference: FIFO claims, the observer observes
+  apply_settings();
+  auto reference = create_and_approve("chain3");
+  for (int i = 0; i < 20 && node_state(reference, "c") != "COMPLETED"; ++i) {
+    workers::dispatch_pass(conn, engine());
+    workers::observe_pass(conn, engine());
+    this->reconcile(reference);
+  }
+  for (auto key : {"b", "c"})
+    BOOST_TEST(history(*this, node_id(*this, chained, key)) ==
+               history(*this, node_id(*this, reference, key)));
+  BOOST_TEST(history(*this, node_id(*this, chained, "b")).find("READY,SUBMITTING,SUBMITTED") !=
+             std::string::npos);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_chain_claim_leaves_manual_and_waiting_successors_to_the_fifo,
+                        db_fixture) {
+  add_template(R"({"template_key": "mixed", "version": 1, "nodes": [
+    {"node_key": "a", "action_type": "step", "executor_key": "sim"},
+    {"node_key": "sign_off", "action_type": "manual_sign_off"},
+    {"node_key": "slow", "action_type": "step", "executor_key": "sim",
+     "config": {"sim": {"latency_ms": 1}}}],
+  "edges": [["a", "sign_off"], ["a", "slow"]]})");
+  auto id = create_and_approve("mixed");
+  auto r = workers::dispatch_pass(conn, engine());
+  BOOST_TEST(r.processed == 1);
+  BOOST_TEST(node_state(id, "a") == "COMPLETED");
+  BOOST_TEST(node_state(id, "sign_off") == "READY");
+  BOOST_TEST(node_state(id, "slow") == "READY");
+  BOOST_TEST(r.activated == 2); // left READY: the dispatchers are woken for them
+  BOOST_TEST(count("SELECT count(*) FROM sim_ledger") == 1);
+  // The FIFO takes the slow one on its own; nobody claims the manual node.
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
+  BOOST_TEST(node_state(id, "slow") == "COMPLETED");
+  BOOST_TEST(node_state(id, "sign_off") == "READY");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_stop_signal_during_a_submit_ends_the_chain_there, db_fixture) {
+  // SIGTERM while a's submit runs: a's result still commits, but b is left
+  // READY for whoever runs next instead of being claimed by a draining pass.
+  add_template(chain3);
+  auto id = create_and_approve("chain3");
+  std::atomic<bool> stopping{false};
+  hook_sim(*this, [&] { stopping = true; });
+  auto r = workers::dispatch_pass(conn, engine(), 0, &stopping);
+  BOOST_TEST(r.processed == 1);
+  BOOST_TEST(node_state(id, "a") == "COMPLETED");
+  BOOST_TEST(node_state(id, "b") == "READY");
+  BOOST_TEST(r.activated == 1);
+  BOOST_TEST(count("SELECT count(*) FROM sim_ledger") == 1);
+}
+
+BOOST_FIXTURE_TEST_CASE(wakeups_off_never_chain_claims, db_fixture) {
+  settings.wakeups_enabled = false;
+  apply_settings();
+  add_template(chain3);
+  auto id = create_and_approve("chain3");
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
+  BOOST_TEST(node_state(id, "a") == "SUBMITTED");
+  BOOST_TEST(node_state(id, "b") == "BLOCKED");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_chain_claim_killed_before_its_submit_is_fenced_by_recovery, db_fixture) {
+  // The process dies after the commit that completed a and claimed b, before
+  // b's submit: b is SUBMITTING with no ledger record, and recovery fences
+  // that attempt, so b is submitted once, by attempt 2.
+  add_template(chain3);
+  auto id = create_and_approve("chain3");
+  int submits = 0;
+  hook_sim(*this, [&] {
+    if (++submits == 2)
+      throw process_killed{};
+  });
+  BOOST_CHECK_THROW(workers::dispatch_pass(conn, engine()), process_killed);
+  auto b = node_id(*this, id, "b");
+  BOOST_TEST(node_state(id, "a") == "COMPLETED");
+  BOOST_TEST(node_state(id, "b") == "SUBMITTING");
+  BOOST_TEST(node_col(*this, b, "attempt_no") == "1");
+  BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE node_id = '" + b + "'") == 0);
+
+  hook_sim(*this, [] {});
+  exec("UPDATE movement_request_nodes SET claimed_at = now() - interval '1 hour',"
+       " updated_at = now() - interval '1 hour' WHERE id = '" +
+       b + "'");
+  workers::recovery_counts counts;
+  BOOST_TEST(workers::recovery_pass(conn, engine(), &counts).processed == 1);
+  BOOST_TEST(counts.fenced == 1);
+  BOOST_TEST(node_state(id, "b") == "READY");
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 2); // b, then c chained
+  BOOST_TEST(node_state(id, "c") == "COMPLETED");
+  BOOST_TEST(node_col(*this, b, "attempt_no") == "2");
+  BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE node_id = '" + b + "' AND NOT fenced") ==
+             1);
+  BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE idempotency_key = '" + b +
+                   ":1' AND fenced") == 1);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_batch_writes_each_requests_events_and_outbox_rows_in_order, db_fixture) {
+  // The results of a batch share one events write: every request gets its
+  // own events in the order they happened, and outbox rows only where it
+  // has a callback_url.
+  add_template(chain3);
+  auto with_callback = create("chain3", "{}", "https://receiver.example/cb");
+  auto without = create("chain3");
+  approve(with_callback);
+  approve(without);
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 6);
+  auto states = [&](const std::string& id, const std::string& key) {
+    return scalar("SELECT string_agg(payload->>'node_state', ',' ORDER BY seq)"
+                  " FROM movement_events WHERE event_type = 'node_state_changed'"
+                  " AND request_id = '" +
+                  id + "' AND node_key = '" + key + "'");
+  };
+  for (auto& id : {with_callback, without}) {
+    BOOST_TEST(states(id, "a") == "READY,SUBMITTING,SUBMITTED,COMPLETED");
+    BOOST_TEST(states(id, "c") == "READY,SUBMITTING,SUBMITTED,COMPLETED");
+    BOOST_TEST(request_col(*this, id, "request_state") == "COMPLETED");
+  }
+  BOOST_TEST(count("SELECT count(*) FROM movement_callback_outbox WHERE request_id = '" + without +
+                   "'") == 0);
+  BOOST_TEST(
+      count("SELECT count(*) FROM movement_callback_outbox WHERE request_id = '" + with_callback +
+            "'") ==
+      count("SELECT count(*) FROM movement_events WHERE request_id = '" + with_callback + "'"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -54,9 +54,10 @@ BOOST_FIXTURE_TEST_CASE(chain_completes_through_the_passes, test::reference_db_f
 }
 
 // A submit that answers COMPLETED activates the successor in the result's
-// own transaction, as the observer's completion does.
+// own transaction, as the observer's completion does (the reference's
+// dispatch: with wake-ups on, the chain claim takes the successor too).
 BOOST_FIXTURE_TEST_CASE(a_completion_at_submit_activates_the_successor_in_its_commit,
-                        test::db_fixture) {
+                        test::reference_db_fixture) {
   add_template(R"({"template_key": "done_at_submit", "version": 1,
     "nodes": [{"node_key": "a", "action_type": "step", "config": {"sim": {"submit_to": "COMPLETED"}}},
               {"node_key": "b", "action_type": "step"}],
