@@ -1,0 +1,233 @@
+// The movement registry and its movement actors on CAF's deterministic
+// scheduler, with scripted reconcilers in place of PostgreSQL: every
+// message runs in a known order, so coalescing, routing and quitting are
+// checked exactly, with no timing involved.
+#include <boost/test/unit_test.hpp>
+
+#include <deque>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+
+#include "actors/movements.hpp"
+#include "domain/json.hpp"
+
+using namespace mg;
+
+namespace {
+
+using answer_atom = caf::atom_constant<caf::atom("answer")>;
+
+/// What a scripted reconciler was asked, in order, and the answers it owes.
+struct reconciler_script {
+  std::vector<std::string> asked;
+  std::deque<caf::response_promise> owed;
+};
+
+/// Holds every reconcile until the test answers it: (answer_atom, true)
+/// answers the oldest one, (answer_atom, false) fails it.
+caf::behavior scripted_reconciler(caf::event_based_actor* self,
+                                  std::shared_ptr<reconciler_script> script) {
+  return {
+      [=](actors::reconcile_atom, const std::string& request_id) {
+        script->asked.push_back(request_id);
+        script->owed.push_back(self->make_response_promise());
+      },
+      [=](answer_atom, bool ok) {
+        if (script->owed.empty()) {
+          BOOST_ERROR("answered a reconcile nobody asked for");
+          return;
+        }
+        auto promise = std::move(script->owed.front());
+        script->owed.pop_front();
+        if (ok)
+          promise.deliver(true);
+        else
+          promise.deliver(caf::make_error(caf::sec::runtime_error, "scripted failure"));
+      },
+  };
+}
+
+struct registry_counts {
+  long active = -1;
+  long started = -1;
+};
+
+struct coordinator_fixture {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  caf::scheduler::test_coordinator* sched = nullptr;
+  std::vector<caf::actor> reconcilers;
+  std::vector<std::shared_ptr<reconciler_script>> scripts;
+  actors::movement_registry_actor registry;
+
+  explicit coordinator_fixture(size_t reconciler_count = 1) {
+    cfg.set("scheduler.policy", caf::atom("testing"));
+    sys = std::make_unique<caf::actor_system>(cfg);
+    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
+    std::vector<actors::reconciler_actor> handles;
+    for (size_t i = 0; i < reconciler_count; ++i) {
+      scripts.push_back(std::make_shared<reconciler_script>());
+      reconcilers.push_back(sys->spawn(scripted_reconciler, scripts.back()));
+      handles.push_back(caf::actor_cast<actors::reconciler_actor>(reconcilers.back()));
+    }
+    registry = sys->spawn(actors::movement_registry, handles);
+    sched->run();
+  }
+
+  ~coordinator_fixture() {
+    caf::anon_send_exit(registry, caf::exit_reason::user_shutdown);
+    for (auto& r : reconcilers)
+      caf::anon_send_exit(r, caf::exit_reason::user_shutdown);
+    sched->run();
+    registry = nullptr;
+    reconcilers.clear();
+  }
+
+  void changed(const std::string& request_id) {
+    caf::anon_send(registry, actors::changed_atom::value, request_id);
+    sched->run();
+  }
+
+  void answer(bool ok, size_t reconciler = 0) {
+    caf::anon_send(reconcilers.at(reconciler), answer_atom::value, ok);
+    sched->run();
+  }
+
+  registry_counts counts() {
+    auto out = std::make_shared<registry_counts>();
+    auto reg = registry;
+    sys->spawn([=](caf::event_based_actor* self) {
+      self->request(reg, caf::infinite, actors::status_atom::value).then([=](const std::string& s) {
+        auto doc = json::parse(s);
+        if (!doc) {
+          BOOST_ERROR("status is not JSON: " << s);
+          return;
+        }
+        out->active = (*doc)["active_movements"].GetInt64();
+        out->started = (*doc)["started_movements"].GetInt64();
+      });
+    });
+    sched->run();
+    return *out;
+  }
+
+  reconciler_script& script(size_t i = 0) { return *scripts.at(i); }
+};
+
+struct two_reconcilers : coordinator_fixture {
+  two_reconcilers() : coordinator_fixture(2) {}
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(movement_registry)
+
+BOOST_FIXTURE_TEST_CASE(a_change_starts_a_movement_that_reconciles_once_and_quits,
+                        coordinator_fixture) {
+  changed("r1");
+  BOOST_TEST(script().asked == std::vector<std::string>{"r1"});
+  BOOST_TEST(counts().active == 1);
+
+  answer(true);
+  auto c = counts();
+  BOOST_TEST(c.active == 0);
+  BOOST_TEST(c.started == 1);
+  BOOST_TEST(script().asked.size() == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(changes_during_a_reconcile_coalesce_into_one_more_reconcile,
+                        coordinator_fixture) {
+  changed("r1");
+  for (int i = 0; i < 5; ++i)
+    changed("r1");
+  BOOST_TEST(script().asked.size() == 1u); // one reconcile at a time per request
+
+  answer(true);
+  BOOST_TEST(script().asked == (std::vector<std::string>{"r1", "r1"}));
+  BOOST_TEST(counts().active == 1);
+
+  answer(true);
+  auto c = counts();
+  BOOST_TEST(c.active == 0);
+  BOOST_TEST(c.started == 1); // one movement actor did both
+  BOOST_TEST(script().asked.size() == 2u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_change_after_the_movement_quit_starts_a_fresh_one, coordinator_fixture) {
+  changed("r1");
+  answer(true);
+  changed("r1");
+  BOOST_TEST(script().asked.size() == 2u);
+  auto c = counts();
+  BOOST_TEST(c.active == 1);
+  BOOST_TEST(c.started == 2);
+}
+
+BOOST_FIXTURE_TEST_CASE(each_request_gets_its_own_movement, coordinator_fixture) {
+  changed("r1");
+  changed("r2");
+  changed("r1"); // r1 is busy: coalesced, not a second actor
+  BOOST_TEST(script().asked == (std::vector<std::string>{"r1", "r2"}));
+  auto c = counts();
+  BOOST_TEST(c.active == 2);
+  BOOST_TEST(c.started == 2);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_failed_reconcile_ends_the_movement_and_leaves_the_request_to_the_sweep,
+                        coordinator_fixture) {
+  changed("r1");
+  changed("r1"); // pending, but the failure drops it: the flag stays set for the sweep
+  answer(false);
+  BOOST_TEST(script().asked.size() == 1u);
+  BOOST_TEST(counts().active == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(an_unanswered_reconcile_times_out_and_ends_the_movement,
+                        coordinator_fixture) {
+  changed("r1");
+  BOOST_TEST(counts().active == 1);
+  sched->clock().advance_time(actors::reconcile_timeout - std::chrono::seconds(1));
+  sched->run();
+  BOOST_TEST(counts().active == 1);
+  sched->clock().advance_time(std::chrono::seconds(1));
+  sched->run();
+  BOOST_TEST(counts().active == 0);
+  BOOST_TEST(script().asked.size() == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(one_request_always_goes_to_the_same_reconciler, two_reconcilers) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 15; ++i) // odd: a rotation would move each request
+    ids.push_back("request-" + std::to_string(i));
+  for (int round = 0; round < 3; ++round) {
+    for (auto& id : ids)
+      changed(id);
+    for (size_t r = 0; r < 2; ++r)
+      while (!script(r).owed.empty())
+        answer(true, r);
+  }
+  std::set<std::string> first(script(0).asked.begin(), script(0).asked.end());
+  std::set<std::string> second(script(1).asked.begin(), script(1).asked.end());
+  BOOST_TEST(script(0).asked.size() + script(1).asked.size() == 3 * ids.size());
+  BOOST_TEST(first.size() + second.size() == ids.size()); // no request seen by both
+  BOOST_TEST(!first.empty());
+  BOOST_TEST(!second.empty());
+  BOOST_TEST(counts().active == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(stopping_the_registry_stops_its_movements, coordinator_fixture) {
+  changed("r1");
+  changed("r2");
+  const auto running = sys->registry().running();
+  caf::anon_send_exit(registry, caf::exit_reason::user_shutdown);
+  sched->run();
+  // The registry and both movements (each still waiting for its reconcile) are gone.
+  BOOST_TEST(sys->registry().running() == running - 3);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
