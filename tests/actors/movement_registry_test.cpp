@@ -14,7 +14,7 @@
 #include <caf/scheduler/test_coordinator.hpp>
 
 #include "actors/movements.hpp"
-#include "domain/json.hpp"
+#include "tests/support/registry_counts.hpp"
 
 using namespace mg;
 
@@ -52,10 +52,7 @@ caf::behavior scripted_reconciler(caf::event_based_actor* self,
   };
 }
 
-struct registry_counts {
-  long active = -1;
-  long started = -1;
-};
+using mg::test::registry_counts;
 
 struct coordinator_fixture {
   caf::actor_system_config cfg;
@@ -103,13 +100,7 @@ struct coordinator_fixture {
     auto reg = registry;
     sys->spawn([=](caf::event_based_actor* self) {
       self->request(reg, caf::infinite, actors::status_atom::value).then([=](const std::string& s) {
-        auto doc = json::parse(s);
-        if (!doc) {
-          BOOST_ERROR("status is not JSON: " << s);
-          return;
-        }
-        out->active = (*doc)["active_movements"].GetInt64();
-        out->started = (*doc)["started_movements"].GetInt64();
+        *out = mg::test::parse_registry_counts(s);
       });
     });
     sched->run();

@@ -7,6 +7,7 @@
 #include "persistence/connection_pool.hpp"
 #include "services/movement_service.hpp"
 #include "tests/support/db_helpers.hpp"
+#include "tests/support/registry_counts.hpp"
 #include "tests/support/runtime_fixture.hpp"
 
 using namespace mg;
@@ -17,10 +18,7 @@ namespace {
 const api::caller alice{"alice", {api::scope::create, api::scope::read}};
 const api::caller bob{"bob", {api::scope::approve, api::scope::read}};
 
-struct registry_counts {
-  long active = -1;
-  long started = -1;
-};
+using mg::test::registry_counts;
 
 struct movements_fixture : test::runtime_fixture {
   std::unique_ptr<db::connection_pool> pool;
@@ -48,14 +46,8 @@ struct movements_fixture : test::runtime_fixture {
     registry_counts c;
     (*self)
         ->request(rt->registry(), 5s, actors::status_atom::value)
-        .receive(
-            [&](const std::string& s) {
-              auto doc = json::parse(s);
-              BOOST_REQUIRE(doc.has_value());
-              c.active = (*doc)["active_movements"].GetInt64();
-              c.started = (*doc)["started_movements"].GetInt64();
-            },
-            [&](caf::error&) {});
+        .receive([&](const std::string& s) { c = mg::test::parse_registry_counts(s); },
+                 [&](caf::error&) {});
     return c;
   }
 
