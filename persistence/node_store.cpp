@@ -31,7 +31,20 @@ const std::string dispatch_columns =
     ", COALESCE((SELECT extract(epoch FROM clock_timestamp() - max(p.updated_at))"
     "  FROM template_edges te JOIN movement_request_nodes p ON p.request_id = n.request_id"
     "   AND p.node_key = te.from_key WHERE te.template_key = r.template_key"
-    "   AND te.version = r.template_version AND te.to_key = n.node_key)::float8, -1)";
+    "   AND te.version = r.template_version AND te.to_key = n.node_key)::float8, -1)"
+    " AS since_predecessors";
+
+// Whether a node row may be claimed ($2: network class). A claim puts this
+// in its select list, not in its WHERE: a WHERE naming node or request
+// states lets the planner pick the state partial indexes, whose statistics
+// lag a burst by up to a minute (READY looks empty right after a batch of
+// approvals), and then scan every active request per claimed row. A WHERE
+// on keys alone always probes the primary keys; a row that is locked but not
+// claimable is a miss, released as the claim's scope says.
+constexpr const char* dispatch_claimable =
+    "n.node_state = 'READY' AND n.action_type NOT LIKE 'manual\\_%'"
+    " AND r.request_state IN ('APPROVED', 'EXECUTING') AND r.network_class = $2"
+    " AND NOT r.dispatch_paused AND (n.retry_at IS NULL OR n.retry_at <= clock_timestamp())";
 
 claimed_node to_claimed(const pqxx::row& r) {
   claimed_node n;
@@ -60,7 +73,7 @@ claimed_node to_claimed(const pqxx::row& r) {
   n.input_params = r[22].c_str();
   n.prepare_errors = r[23].as<int>();
   n.has_callback = r[24].as<bool>();
-  if (r.size() > 25)
+  if (r.size() > 25 && std::string(r[25].name()) == "since_predecessors")
     n.seconds_since_predecessors = r[25].as<double>();
   return n;
 }
@@ -68,18 +81,24 @@ claimed_node to_claimed(const pqxx::row& r) {
 /// The joined claim in `scope` (see claim_scope). The libpqxx 6.4.5
 /// subtransaction never sends its SAVEPOINT for exec_params, so the
 /// miss-only savepoint is plain SQL.
+/// Whether a claim statement's row (its last column is `claimable`) may be
+/// claimed.
+bool claimable(const pqxx::row& r) {
+  return r[r.size() - 1].as<bool>();
+}
+
 std::optional<claimed_node> claim_one(pqxx::transaction_base& tx, const statement& q,
                                       const std::string& id, const std::string& network_class,
                                       claim_scope scope) {
   if (scope == claim_scope::first_in_transaction) {
     auto r = exec(tx, q, id, network_class);
-    if (r.empty())
-      return std::nullopt; // the caller ends tx, releasing any partial lock
+    if (r.empty() || !claimable(r[0]))
+      return std::nullopt; // the caller ends tx, releasing any lock it took
     return to_claimed(r[0]);
   }
   tx.exec("SAVEPOINT claim");
   auto r = exec(tx, q, id, network_class);
-  if (r.empty()) {
+  if (r.empty() || !claimable(r[0])) {
     tx.exec("ROLLBACK TO SAVEPOINT claim");
     return std::nullopt;
   }
@@ -91,6 +110,14 @@ constexpr const char* due_predicate =
     " n.node_state IN ('SUBMITTED', 'OBSERVING') AND r.request_state = 'EXECUTING'"
     " AND (n.next_observe_at IS NULL OR n.next_observe_at <= clock_timestamp())"
     " AND r.network_class = $2";
+
+/// The claim of one node by id: keys only in WHERE (see dispatch_claimable),
+/// `claimable_expression` as the last column.
+std::string claim_by_id(const std::string& columns, const char* claimable_expression) {
+  return "SELECT " + columns + ", (" + claimable_expression +
+         ") AS claimable FROM movement_request_nodes n JOIN movement_requests r"
+         " ON r.id = n.request_id WHERE n.id = $1 FOR UPDATE OF n, r SKIP LOCKED";
+}
 
 } // namespace
 
@@ -110,12 +137,15 @@ std::vector<std::string> dispatch_candidates(pqxx::transaction_base& tx,
                                              const std::vector<std::string>& exclude, int limit) {
   static const statement q{
       "mg_dispatch_candidates",
+      // The request is a primary-key probe per READY row walked in FIFO
+      // order, never a join the planner may drive from a stale-statistics
+      // scan of every active request (see dispatch_claimable).
       "SELECT n.id FROM movement_request_nodes n"
-      " JOIN movement_requests r ON r.id = n.request_id"
       " WHERE n.node_state = 'READY' AND n.action_type NOT LIKE 'manual\\_%'"
-      "   AND r.request_state IN ('APPROVED', 'EXECUTING') AND r.network_class = $1"
-      "   AND NOT r.dispatch_paused AND n.id <> ALL($2::uuid[])"
+      "   AND n.id <> ALL($2::uuid[])"
       "   AND (n.retry_at IS NULL OR n.retry_at <= clock_timestamp())"
+      "   AND (SELECT r.request_state IN ('APPROVED', 'EXECUTING') AND r.network_class = $1"
+      "        AND NOT r.dispatch_paused FROM movement_requests r WHERE r.id = n.request_id)"
       " ORDER BY n.request_created_at, n.position LIMIT $3"};
   auto r = exec(tx, q, network_class, text_array(exclude), limit);
   std::vector<std::string> ids;
@@ -127,31 +157,21 @@ std::vector<std::string> dispatch_candidates(pqxx::transaction_base& tx,
 std::optional<claimed_node> claim_for_dispatch(pqxx::transaction_base& tx, const std::string& id,
                                                const std::string& network_class,
                                                claim_scope scope) {
-  static const statement q{
-      "mg_claim_dispatch",
-      "SELECT " + dispatch_columns +
-          " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
-          " WHERE n.id = $1 AND n.node_state = 'READY' AND n.action_type NOT LIKE 'manual\\_%'"
-          "   AND r.request_state IN ('APPROVED', 'EXECUTING') AND r.network_class = $2"
-          "   AND NOT r.dispatch_paused"
-          "   AND (n.retry_at IS NULL OR n.retry_at <= clock_timestamp())"
-          " FOR UPDATE OF n, r SKIP LOCKED"};
+  static const statement q{"mg_claim_dispatch", claim_by_id(dispatch_columns, dispatch_claimable)};
   return claim_one(tx, q, id, network_class, scope);
 }
 
 std::vector<claimed_node> claim_activated(pqxx::transaction_base& tx,
                                           const std::vector<activated_node>& nodes,
                                           const std::string& network_class) {
+  // Keys only in WHERE, as claim_by_id ($3 here is the network class).
   static const statement q{
       "mg_claim_activated",
-      "SELECT " + dispatch_columns +
-          " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
-          " JOIN unnest($1::uuid[], $2::text[]) AS a(request_id, node_key)"
+      "SELECT " + dispatch_columns + ", (" + dispatch_claimable +
+          ") AS claimable FROM unnest($3::uuid[], $1::text[]) AS a(request_id, node_key)"
+          " JOIN movement_request_nodes n"
           "   ON n.request_id = a.request_id AND n.node_key = a.node_key"
-          " WHERE n.node_state = 'READY' AND n.action_type NOT LIKE 'manual\\_%'"
-          "   AND r.request_state IN ('APPROVED', 'EXECUTING') AND r.network_class = $3"
-          "   AND NOT r.dispatch_paused"
-          "   AND (n.retry_at IS NULL OR n.retry_at <= clock_timestamp())"
+          " JOIN movement_requests r ON r.id = n.request_id"
           " ORDER BY n.request_created_at, n.position FOR UPDATE OF n, r SKIP LOCKED"};
   std::vector<claimed_node> out;
   if (nodes.empty())
@@ -161,8 +181,9 @@ std::vector<claimed_node> claim_activated(pqxx::transaction_base& tx,
     requests.push_back(a.request_id);
     keys.push_back(a.node_key);
   }
-  for (auto row : exec(tx, q, text_array(requests), text_array(keys), network_class))
-    out.push_back(to_claimed(row));
+  for (auto row : exec(tx, q, text_array(keys), network_class, text_array(requests)))
+    if (claimable(row))
+      out.push_back(to_claimed(row));
   return out;
 }
 
@@ -182,11 +203,15 @@ void defer_after_prepare_error(pqxx::transaction_base& tx, const claimed_node& n
 
 std::vector<std::string> observe_candidates(pqxx::transaction_base& tx,
                                             const std::string& network_class, int limit) {
-  static const statement q{"mg_observe_candidates",
-                           std::string("SELECT n.id FROM movement_request_nodes n"
-                                       " JOIN movement_requests r ON r.id = n.request_id WHERE") +
-                               due_predicate +
-                               " ORDER BY n.request_created_at, n.position LIMIT $1"};
+  // As dispatch_candidates: the request is a primary-key probe per row.
+  static const statement q{
+      "mg_observe_candidates",
+      "SELECT n.id FROM movement_request_nodes n"
+      " WHERE n.node_state IN ('SUBMITTED', 'OBSERVING')"
+      "   AND (n.next_observe_at IS NULL OR n.next_observe_at <= clock_timestamp())"
+      "   AND (SELECT r.request_state = 'EXECUTING' AND r.network_class = $2"
+      "        FROM movement_requests r WHERE r.id = n.request_id)"
+      " ORDER BY n.request_created_at, n.position LIMIT $1"};
   auto r = exec(tx, q, limit, network_class);
   std::vector<std::string> ids;
   for (auto row : r)
@@ -201,9 +226,9 @@ std::optional<double> next_observe_due_in(pqxx::transaction_base& tx,
       // No GREATEST here: it skips NULLs, and "nothing in flight" must stay
       // NULL, not become "due now".
       "SELECT extract(epoch FROM min(n.next_observe_at) - clock_timestamp())::float8"
-      " FROM movement_request_nodes n JOIN movement_requests r ON r.id = n.request_id"
-      " WHERE n.node_state IN ('SUBMITTED', 'OBSERVING') AND r.request_state = 'EXECUTING'"
-      " AND r.network_class = $1"};
+      " FROM movement_request_nodes n WHERE n.node_state IN ('SUBMITTED', 'OBSERVING')"
+      "   AND (SELECT r.request_state = 'EXECUTING' AND r.network_class = $1"
+      "        FROM movement_requests r WHERE r.id = n.request_id)"};
   auto r = exec(tx, q, network_class);
   if (r[0][0].is_null())
     return std::nullopt;
@@ -212,11 +237,7 @@ std::optional<double> next_observe_due_in(pqxx::transaction_base& tx,
 
 std::optional<claimed_node> claim_for_observe(pqxx::transaction_base& tx, const std::string& id,
                                               const std::string& network_class, claim_scope scope) {
-  static const statement q{"mg_claim_observe",
-                           std::string("SELECT ") + node_columns +
-                               " FROM movement_request_nodes n JOIN movement_requests r"
-                               " ON r.id = n.request_id WHERE n.id = $1 AND" +
-                               due_predicate + " FOR UPDATE OF n, r SKIP LOCKED"};
+  static const statement q{"mg_claim_observe", claim_by_id(node_columns, due_predicate)};
   return claim_one(tx, q, id, network_class, scope);
 }
 

@@ -11,7 +11,9 @@
 # The server listens on 127.0.0.1 only, on the first free port from 55432 up
 # (or exactly $MG_PG_PORT when the caller sets it); its unix socket lives in
 # the temporary directory. Durability stays on (fsync, synchronous_commit).
-# As root, the server runs as the `postgres` user.
+# As root, the server runs as the `postgres` user. MG_PG_EXTRA_CONF, when
+# set, is appended to postgresql.conf (for profiling, say:
+# "shared_preload_libraries = 'pg_stat_statements'").
 set -euo pipefail
 
 log() { echo "[with-pg] $*" >&2; }
@@ -134,6 +136,7 @@ max_wal_senders = 0
 fsync = on
 synchronous_commit = on
 full_page_writes = on
+${MG_PG_EXTRA_CONF:-}
 CONF
 
 port_in_use() {
