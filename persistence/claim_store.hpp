@@ -4,6 +4,7 @@
 // executor.submit.
 #include <pqxx/pqxx>
 #include <string>
+#include <vector>
 
 namespace mg::db {
 
@@ -21,10 +22,11 @@ struct submitting_write {
   std::string claimed_by; // runtime node
 };
 
-/// Queues on `batch` the update of a READY node to SUBMITTING with the new
-/// attempt, a fresh claim_token and its idempotency key; when it is the
-/// batch's last statement, the batch answers one row (the token as text),
-/// or none when the node was not READY.
-void add_submitting(pqxx::transaction_base& tx, write_batch& batch, const submitting_write& w);
+/// Queues on `batch`, as one statement, the updates of READY nodes to
+/// SUBMITTING with their new attempts, fresh claim tokens and idempotency
+/// keys; when it is the batch's last statement, the batch answers (id,
+/// token) as text for each node that was READY.
+void add_submitting(pqxx::transaction_base& tx, write_batch& batch,
+                    const std::vector<submitting_write>& writes);
 
 } // namespace mg::db

@@ -441,8 +441,9 @@ update_effects apply_node_update_and_flush(pqxx::transaction_base& tx, const cla
   // artifacts, then the conditional node update, whose rows are the
   // batch's answer. A stale update throws and the caller's transaction,
   // events included, is rolled back.
-  if (!shared.request_locked || fx.needs_reconcile || fx.pauses_dispatch)
-    batch.add(tx, flag_request, n.request_id, fx.needs_reconcile, fx.pauses_dispatch);
+  const bool flag_reconcile = fx.needs_reconcile && !shared.reconciled_here;
+  if (!shared.request_locked || flag_reconcile || fx.pauses_dispatch)
+    batch.add(tx, flag_request, n.request_id, flag_reconcile, fx.pauses_dispatch);
   if (shared.events)
     events.move_into(*shared.events);
   else

@@ -195,6 +195,10 @@ struct shared_write {
   /// The transaction holds the request row already (lock order kept), so
   /// the request is written only when there is something to flag.
   bool request_locked = false;
+  /// The caller reconciles the request in this transaction when the update
+  /// needs it, so needs_reconcile is not raised for the sweep (the
+  /// reconcile would only clear it again: a second write of the row).
+  bool reconciled_here = false;
 };
 
 /// apply_node_update, then the batch's events and artifacts, in one round

@@ -238,7 +238,7 @@ bool claims_in_batch(const db::claimed_node& n, const claim_inputs& in, const en
 
 /// How a claim ended.
 struct claim_end {
-  std::optional<ready_to_submit> submit; // SUBMITTING written: submit this once committed
+  std::optional<ready_to_submit> submit; // to SUBMITTING (write_claims): submit once committed
   bool deferred = false;                 // still READY, waiting out its retry delay
   bool batchable = false;                // may share its claim transaction with others
   bool left = false;                     // not batchable in a batch: untouched, still READY
@@ -309,20 +309,38 @@ claim_end run_claim(pqxx::work& tx, db::claimed_node n, const engine& e, db::eve
     events.add_artifact({n.id, attempt, "sign_result", sign_result_json(*r.signature), ""});
   }
   events.node_changed(n.request_state, n.node_key, "SUBMITTING");
-  // The claim's writes go in one round trip: events and artifacts, then the
-  // SUBMITTING row, whose claim token is the batch's answer.
-  db::write_batch batch;
-  events.flush_into(tx, batch);
-  db::add_submitting(tx, batch, {n.id, attempt, r.ctx.idempotency_key, e.settings.runtime_node});
-  auto rows = batch.run(tx);
-  if (rows.empty())
-    throw std::logic_error("claimed node " + n.id + " was not READY");
-  auto row = rows[0];
+  // The SUBMITTING row itself is written with the transaction's other
+  // claims (write_claims), which sets the claim token.
   r.node.node_state = "SUBMITTING";
   r.node.attempt_no = attempt;
-  r.node.claim_token = row[0].c_str();
   r.node.idempotency_key = r.ctx.idempotency_key;
   return claim_end{std::move(r), false, batchable, false};
+}
+
+/// The writes a claim transaction gathered, before it commits: every
+/// claim's events and artifacts in one statement and the SUBMITTING rows of
+/// `claimed` in one more, in one round trip. Sets each claim's token.
+void write_claims(pqxx::work& tx, db::event_batch& events, std::vector<ready_to_submit>& claimed,
+                  const engine& e) {
+  if (claimed.empty()) {
+    events.flush(tx);
+    return;
+  }
+  std::vector<db::submitting_write> rows;
+  for (auto& r : claimed)
+    rows.push_back({r.node.id, r.node.attempt_no, r.node.idempotency_key, e.settings.runtime_node});
+  db::write_batch batch;
+  events.flush_into(tx, batch);
+  db::add_submitting(tx, batch, rows);
+  std::map<std::string, std::string> tokens;
+  for (auto row : batch.run(tx))
+    tokens.emplace(row[0].c_str(), row[1].c_str());
+  for (auto& r : claimed) {
+    auto token = tokens.find(r.node.id);
+    if (token == tokens.end())
+      throw std::logic_error("claimed node " + r.node.id + " was not READY");
+    r.node.claim_token = token->second;
+  }
 }
 
 /// A submit answer checked (SPEC §4): one it may not give leaves the node
@@ -494,6 +512,7 @@ void chain_claim(pqxx::work& tx, const std::vector<db::activated_node>& activate
     return;
   const int limit = std::max(1, e.settings.node_dispatch_batch_size);
   int taken = 0;
+  db::event_batch gathered("", e.settings.callback_max_attempts);
   for (auto& n : db::claim_activated(tx, activated, e.settings.network_class)) {
     if (taken >= limit)
       break;
@@ -506,10 +525,11 @@ void chain_claim(pqxx::work& tx, const std::vector<db::activated_node>& activate
     ++taken;
     if (!end.deferred)
       ++out.processed;
-    events.flush(tx);
+    events.move_into(gathered);
     if (end.submit)
       chained.items.push_back(std::move(*end.submit));
   }
+  write_claims(tx, gathered, chained.items, e);
   out.activated -= taken; // taken here: no other dispatcher needs waking for them
 }
 
@@ -626,6 +646,7 @@ std::vector<ready_to_submit> claim_and_prepare(db::connection_slot& conn, const 
     size_t claims = 0;     // nodes this transaction claimed
     std::set<std::string> requests;
     std::vector<ready_to_submit> batch;
+    db::event_batch gathered("", e.settings.callback_max_attempts);
     // A deferred node was looked at, not worked on: alone it still keeps
     // the drain going (processed 1), but it does not add to the count.
     auto finish = [&] {
@@ -659,7 +680,7 @@ std::vector<ready_to_submit> claim_and_prepare(db::connection_slot& conn, const 
       if (!end.deferred)
         ++out.processed;
       ++claims;
-      events.flush(*tx);
+      events.move_into(gathered);
       if (first) {
         batching = end.batchable && batch_size > 1;
         requests.insert(claimed->request_id);
@@ -672,6 +693,7 @@ std::vector<ready_to_submit> claim_and_prepare(db::connection_slot& conn, const 
         ++deferred;
       }
       if (!batching) {
+        write_claims(*tx, gathered, batch, e);
         tx->commit();
         tx.reset();
         claims = 0;
@@ -681,6 +703,7 @@ std::vector<ready_to_submit> claim_and_prepare(db::connection_slot& conn, const 
       }
     }
     if (tx) {
+      write_claims(*tx, gathered, batch, e);
       tx->commit();
       if (claims > 0)
         return finish();

@@ -51,7 +51,9 @@ void observe_claimed(pqxx::work& tx, const db::claimed_node& n, const engine& e,
     u = observation_update(n, r);
     add_observation_artifacts(events, n, r);
   }
-  out.activated += write_node_result(tx, n, u, events, e).activated;
+  // The claim locked the request row with the node.
+  const db::shared_write request_locked{nullptr, true};
+  out.activated += write_node_result(tx, n, u, events, e, request_locked).activated;
   if (u.next_observe_in_seconds && *u.next_observe_in_seconds == 0)
     out.wake_observer = true;
 }

@@ -8,6 +8,7 @@ result_written write_node_result(pqxx::transaction_base& tx, const db::claimed_n
                                  const db::node_update& u, db::event_batch& events, const engine& e,
                                  db::shared_write shared) {
   result_written out;
+  shared.reconciled_here = true;
   out.effects = db::apply_node_update_and_flush(tx, n, u, events, shared);
   if (!out.effects.needs_reconcile)
     return out;

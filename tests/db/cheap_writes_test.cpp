@@ -11,6 +11,7 @@
 
 #include "actors/workers/node_dispatcher.hpp"
 #include "actors/workers/node_observer.hpp"
+#include "actors/workers/node_result.hpp"
 #include "actors/workers/reconcile_sweep.hpp"
 #include "persistence/db.hpp"
 #include "persistence/node_store.hpp"
@@ -167,6 +168,35 @@ BOOST_FIXTURE_TEST_CASE(approve_writes_the_request_row_once, db_fixture) {
   BOOST_TEST(xact_long(again, "SELECT pg_stat_get_xact_tuples_updated("
                               "'movement_requests'::regclass)") == 0);
   again.commit();
+}
+
+BOOST_FIXTURE_TEST_CASE(a_result_reconciled_in_its_transaction_writes_the_request_row_once,
+                        reference_db_fixture) {
+  add_template(chain2);
+  auto id = create_and_approve("chain2");
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
+  BOOST_REQUIRE(node_state(id, "a") == "SUBMITTED");
+  exec("UPDATE movement_request_nodes SET next_observe_at = now() WHERE request_id = '" + id + "'");
+  auto a = node_id(*this, id);
+  auto c = db::connect(url);
+  flush_stats(*c);
+  pqxx::work tx(*c);
+  auto n =
+      db::claim_for_observe(tx, a, settings.network_class, db::claim_scope::first_in_transaction);
+  BOOST_REQUIRE(n.has_value());
+  db::node_update completed;
+  completed.next_state = domain::node_state::completed;
+  completed.observed = true;
+  db::event_batch events(id, settings.callback_max_attempts);
+  auto written = workers::write_node_result(tx, *n, completed, events, engine(), {nullptr, true});
+  BOOST_TEST(written.activated == 1);
+  // The reconcile's write only: no needs_reconcile raised for it to clear.
+  BOOST_TEST(xact_long(tx, "SELECT pg_stat_get_xact_tuples_updated("
+                           "'movement_requests'::regclass)") == 1);
+  tx.commit();
+  BOOST_TEST(!snapshot(id).needs_reconcile);
+  BOOST_TEST(node_state(id, "a") == "COMPLETED");
+  BOOST_TEST(node_state(id, "b") == "READY");
 }
 
 BOOST_FIXTURE_TEST_CASE(create_stores_the_body_hash_without_a_second_write, db_fixture) {
