@@ -27,18 +27,40 @@ std::string with_application_name(const std::string& url, const std::string& nam
   return url + " application_name='" + name + "'";
 }
 
+namespace {
+
+void append_array_item(std::string& out, const std::string& item) {
+  out += '"';
+  for (char c : item) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  out += '"';
+}
+
+} // namespace
+
 std::string text_array(const std::vector<std::string>& items) {
   std::string out = "{";
   for (size_t i = 0; i < items.size(); ++i) {
     if (i)
       out += ',';
-    out += '"';
-    for (char c : items[i]) {
-      if (c == '"' || c == '\\')
-        out += '\\';
-      out += c;
-    }
-    out += '"';
+    append_array_item(out, items[i]);
+  }
+  out += '}';
+  return out;
+}
+
+std::string nullable_text_array(const std::vector<std::optional<std::string>>& items) {
+  std::string out = "{";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i)
+      out += ',';
+    if (items[i])
+      append_array_item(out, *items[i]);
+    else
+      out += "NULL";
   }
   out += '}';
   return out;

@@ -1,6 +1,7 @@
 #pragma once
 // Connection handling and small conversions shared by the repositories.
 #include <memory>
+#include <optional>
 #include <pqxx/pqxx>
 #include <string>
 #include <vector>
@@ -16,6 +17,8 @@ std::string with_application_name(const std::string& url, const std::string& nam
 
 /// A text[] literal ("{a,b}") for `$n::text[]` parameters.
 std::string text_array(const std::vector<std::string>& items);
+/// A PostgreSQL array literal whose absent items are NULL.
+std::string nullable_text_array(const std::vector<std::optional<std::string>>& items);
 
 /// Parses a JSON array of strings (as produced by `to_json(text[])`).
 std::vector<std::string> json_string_array(const std::string& json_text);

@@ -1,6 +1,8 @@
 #include "persistence/movement_store.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <map>
 #include <stdexcept>
 
 #include "domain/json.hpp"
@@ -83,45 +85,48 @@ struct locked_request {
   std::vector<domain::node_view> nodes; // locked too while the request is active
 };
 
-/// Locks the request row and, while the request is active, its nodes, in
-/// one round trip. Lock order stays request, then nodes: the nodes' scan is
-/// gated on a one-time check of the request CTE, so the request row is
-/// locked before any node row.
-std::optional<locked_request> lock_request_and_nodes(pqxx::transaction_base& tx,
-                                                     const std::string& id) {
+/// Locks the request rows (in id order) and, of those still active, their
+/// nodes, in one round trip. Lock order stays requests, then nodes: the
+/// nodes' scan is keyed on an array the requests' CTE yields first, so every
+/// request row is locked before any node row.
+std::map<std::string, locked_request> lock_requests_and_nodes(pqxx::transaction_base& tx,
+                                                              const std::vector<std::string>& ids) {
   static const statement q{
-      "mg_lock_request_nodes",
+      "mg_lock_requests_nodes",
       "WITH req AS MATERIALIZED ("
-      "  SELECT request_state, dispatch_paused, attention_raised, needs_reconcile,"
+      "  SELECT id, request_state, dispatch_paused, attention_raised, needs_reconcile,"
       "   to_json(current_frontier)::text AS frontier, template_key, template_version,"
       "   callback_url IS NOT NULL AS has_callback"
-      "  FROM movement_requests WHERE id = $1 FOR UPDATE),"
+      "  FROM movement_requests WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE),"
       " nodes AS MATERIALIZED ("
-      "  SELECT position, node_key, node_state, COALESCE(error_code, '') AS error_code,"
+      "  SELECT request_id, position, node_key, node_state,"
+      "   COALESCE(error_code, '') AS error_code,"
       "   COALESCE(extract(epoch FROM clock_timestamp() - unknown_since)::float8, 0) AS unknown_for"
-      "  FROM movement_request_nodes WHERE request_id = $1"
-      "   AND EXISTS (SELECT 1 FROM req WHERE request_state IN"
-      "               ('APPROVED', 'EXECUTING', 'WAITING_MANUAL_ACTION'))"
-      "  ORDER BY position FOR UPDATE)"
-      " SELECT req.*, nodes.node_key, nodes.node_state, nodes.error_code, nodes.unknown_for"
-      " FROM req LEFT JOIN nodes ON true ORDER BY nodes.position"};
-  auto r = exec(tx, q, id);
-  if (r.empty())
-    return std::nullopt;
-  auto row = r[0];
-  locked_request out{*domain::parse_request_state(row[0].c_str()),
-                     row[1].as<bool>(),
-                     row[2].as<bool>(),
-                     row[3].as<bool>(),
-                     json_string_array(row[4].c_str()),
-                     row[5].c_str(),
-                     row[6].as<int>(),
-                     row[7].as<bool>(),
-                     {}};
-  for (auto node : r)
-    if (!node[8].is_null())
-      out.nodes.push_back({node[8].c_str(), *domain::parse_node_state(node[9].c_str()),
-                           node[10].c_str(), node[11].as<double>()});
+      "  FROM movement_request_nodes WHERE request_id = ANY(ARRAY(SELECT id FROM req"
+      "   WHERE request_state IN ('APPROVED', 'EXECUTING', 'WAITING_MANUAL_ACTION')))"
+      "  ORDER BY request_id, position FOR UPDATE)"
+      " SELECT req.id::text, req.request_state, req.dispatch_paused, req.attention_raised,"
+      "  req.needs_reconcile, req.frontier, req.template_key, req.template_version,"
+      "  req.has_callback, nodes.node_key, nodes.node_state, nodes.error_code, nodes.unknown_for"
+      " FROM req LEFT JOIN nodes ON nodes.request_id = req.id ORDER BY req.id, nodes.position"};
+  std::map<std::string, locked_request> out;
+  for (auto row : exec(tx, q, text_array(ids))) {
+    auto [it, fresh] = out.try_emplace(row[0].c_str());
+    auto& req = it->second;
+    if (fresh)
+      req = locked_request{*domain::parse_request_state(row[1].c_str()),
+                           row[2].as<bool>(),
+                           row[3].as<bool>(),
+                           row[4].as<bool>(),
+                           json_string_array(row[5].c_str()),
+                           row[6].c_str(),
+                           row[7].as<int>(),
+                           row[8].as<bool>(),
+                           {}};
+    if (!row[9].is_null())
+      req.nodes.push_back({row[9].c_str(), *domain::parse_node_state(row[10].c_str()),
+                           row[11].c_str(), row[12].as<double>()});
+  }
   return out;
 }
 
@@ -183,71 +188,136 @@ void add_reconcile_events(event_batch& events, const domain::reconcile_actions& 
     events.add({"frontier_advanced", state_name, "", "", frontier_data(actions.frontier)});
 }
 
-// Activation rides on the request update: both rows are locked already, so
-// one round trip does both.
-const statement update_request{
-    "mg_reconciled_request",
-    "WITH activated AS (UPDATE movement_request_nodes SET node_state = 'READY',"
-    "  updated_at = clock_timestamp() WHERE request_id = $1 AND node_key = ANY($6::text[])"
-    "  AND node_state = 'BLOCKED')"
-    " UPDATE movement_requests SET request_state = $2, dispatch_paused = $3,"
-    " attention_raised = $4, current_frontier = $5::text[], needs_reconcile = false,"
-    " updated_at = clock_timestamp() WHERE id = $1"};
+// Activation rides on the requests' update: all their rows are locked
+// already, so one round trip writes them all.
+const statement update_requests{
+    "mg_reconciled_requests",
+    "WITH activated AS (UPDATE movement_request_nodes n SET node_state = 'READY',"
+    "  updated_at = clock_timestamp() FROM unnest($6::uuid[], $7::text[]) AS a(request_id,"
+    "  node_key) WHERE n.request_id = a.request_id AND n.node_key = a.node_key"
+    "  AND n.node_state = 'BLOCKED')"
+    " UPDATE movement_requests r SET request_state = w.request_state,"
+    " dispatch_paused = w.dispatch_paused, attention_raised = w.attention_raised,"
+    " current_frontier = ARRAY(SELECT json_array_elements_text(w.frontier::json)),"
+    " needs_reconcile = false, updated_at = clock_timestamp()"
+    " FROM unnest($1::uuid[], $2::text[], $3::bool[], $4::bool[], $5::text[])"
+    "   AS w(id, request_state, dispatch_paused, attention_raised, frontier)"
+    " WHERE r.id = w.id"};
+
+const statement clear_reconcile_flags{
+    "mg_clear_reconcile_flags",
+    "UPDATE movement_requests SET needs_reconcile = false WHERE id = ANY($1::uuid[])"};
+
+/// The arguments of update_requests, one array per column.
+struct request_writes {
+  std::vector<std::string> ids, states, paused, attention, frontiers;
+  std::vector<std::string> activated_requests, activated_keys;
+
+  void add(const std::string& id, const std::string& state,
+           const domain::reconcile_actions& actions) {
+    ids.push_back(id);
+    states.push_back(state);
+    paused.push_back(actions.dispatch_paused ? "t" : "f");
+    attention.push_back(actions.attention_raised ? "t" : "f");
+    std::string frontier = "[";
+    for (size_t i = 0; i < actions.frontier.size(); ++i)
+      frontier += (i ? "," : "") + json::quote(actions.frontier[i]);
+    frontiers.push_back(frontier + "]");
+    for (auto& key : actions.activate) {
+      activated_requests.push_back(id);
+      activated_keys.push_back(key);
+    }
+  }
+
+  void queue(pqxx::transaction_base& tx, write_batch& batch) const {
+    if (!ids.empty())
+      batch.add(tx, update_requests, text_array(ids), text_array(states), text_array(paused),
+                text_array(attention), text_array(frontiers), text_array(activated_requests),
+                text_array(activated_keys));
+  }
+};
+
+/// One locked request's reconcile: its outcome, with what it writes queued
+/// on `writes` (or `clear_flags`) and its events in `events`.
+reconcile_outcome reconcile_locked(const std::string& id, locked_request& req, plan_cache& plans,
+                                   pqxx::transaction_base& tx, const reconcile_settings& settings,
+                                   request_writes& writes, std::vector<std::string>& clear_flags,
+                                   event_batch& events) {
+  reconcile_outcome out;
+  out.found = true;
+  out.request_state = std::string(domain::to_string(req.state));
+  if (!domain::is_active(req.state)) {
+    out.terminal =
+        domain::is_terminal(req.state) || req.state == request_state::manual_intervention;
+    if (req.needs_reconcile) {
+      clear_flags.push_back(id);
+      out.wrote = true;
+    }
+    return out;
+  }
+  auto stored = plans.get(tx, req.template_key, req.template_version);
+  domain::reconcile_input in;
+  in.state = req.state;
+  in.dispatch_paused = req.dispatch_paused;
+  in.attention_raised = req.attention_raised;
+  in.frontier = req.frontier;
+  in.nodes = std::move(req.nodes);
+  in.unknown_escalate_seconds = settings.unknown_escalate_seconds;
+  auto actions = domain::reconcile(stored->plan, in);
+  out.changed = actions.changes_anything(in);
+  auto state = actions.new_state.value_or(req.state);
+  std::string state_name(domain::to_string(state));
+  out.request_state = state_name;
+  out.terminal = domain::is_terminal(state) || state == request_state::manual_intervention;
+  if (!out.changed && !req.needs_reconcile)
+    return out;
+  event_batch own(id, settings.callback_max_attempts);
+  own.set_has_callback(req.has_callback);
+  add_reconcile_events(own, actions, state);
+  own.move_into(events);
+  out.activated = static_cast<int>(actions.activate.size());
+  out.activated_keys = actions.activate;
+  out.wrote = true;
+  writes.add(id, state_name, actions);
+  return out;
+}
 
 } // namespace
+
+std::vector<reconcile_outcome> reconcile_requests(pqxx::transaction_base& tx, plan_cache& plans,
+                                                  std::vector<std::string> request_ids,
+                                                  const reconcile_settings& settings,
+                                                  event_batch* gather_events) {
+  std::sort(request_ids.begin(), request_ids.end());
+  request_ids.erase(std::unique(request_ids.begin(), request_ids.end()), request_ids.end());
+  auto locked = lock_requests_and_nodes(tx, request_ids);
+  event_batch own_events("", settings.callback_max_attempts);
+  auto& events = gather_events ? *gather_events : own_events;
+  request_writes writes;
+  std::vector<std::string> clear_flags;
+  std::vector<reconcile_outcome> outcomes;
+  for (auto& id : request_ids) {
+    auto req = locked.find(id);
+    outcomes.push_back(req == locked.end() ? reconcile_outcome{}
+                                           : reconcile_locked(id, req->second, plans, tx, settings,
+                                                              writes, clear_flags, events));
+  }
+  write_batch batch; // one round trip for the requests, their nodes and the events
+  if (!clear_flags.empty())
+    batch.add(tx, clear_reconcile_flags, text_array(clear_flags));
+  writes.queue(tx, batch);
+  if (!gather_events)
+    own_events.flush_into(tx, batch);
+  if (!batch.empty())
+    batch.run(tx);
+  return outcomes;
+}
 
 reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plans,
                                     const std::string& request_id,
                                     const reconcile_settings& settings,
                                     event_batch* gather_events) {
-  reconcile_outcome out;
-  auto req = lock_request_and_nodes(tx, request_id);
-  if (!req)
-    return out;
-  out.found = true;
-  out.request_state = std::string(domain::to_string(req->state));
-  if (!domain::is_active(req->state)) {
-    out.terminal =
-        domain::is_terminal(req->state) || req->state == request_state::manual_intervention;
-    if (req->needs_reconcile) {
-      tx.exec_params("UPDATE movement_requests SET needs_reconcile = false WHERE id = $1",
-                     request_id);
-      out.wrote = true;
-    }
-    return out;
-  }
-  auto stored = plans.get(tx, req->template_key, req->template_version);
-  domain::reconcile_input in;
-  in.state = req->state;
-  in.dispatch_paused = req->dispatch_paused;
-  in.attention_raised = req->attention_raised;
-  in.frontier = req->frontier;
-  in.nodes = std::move(req->nodes);
-  in.unknown_escalate_seconds = settings.unknown_escalate_seconds;
-  auto actions = domain::reconcile(stored->plan, in);
-  out.changed = actions.changes_anything(in);
-  auto state = actions.new_state.value_or(req->state);
-  std::string state_name(domain::to_string(state));
-  out.request_state = state_name;
-  out.terminal = domain::is_terminal(state) || state == request_state::manual_intervention;
-  if (!out.changed && !req->needs_reconcile)
-    return out;
-
-  event_batch events(request_id, settings.callback_max_attempts);
-  events.set_has_callback(req->has_callback);
-  add_reconcile_events(events, actions, state);
-  out.activated = static_cast<int>(actions.activate.size());
-  out.activated_keys = actions.activate;
-  out.wrote = true;
-  write_batch batch; // one round trip for the request, its nodes and the events
-  batch.add(tx, update_request, request_id, state_name, actions.dispatch_paused,
-            actions.attention_raised, text_array(actions.frontier), text_array(actions.activate));
-  if (gather_events)
-    events.move_into(*gather_events);
-  else
-    events.flush_into(tx, batch);
-  batch.run(tx);
-  return out;
+  return reconcile_requests(tx, plans, {request_id}, settings, gather_events).front();
 }
 
 std::optional<approval_lock> lock_for_approval(pqxx::transaction_base& tx,

@@ -66,6 +66,14 @@ reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plan
                                     const reconcile_settings& settings,
                                     event_batch* gather_events = nullptr);
 
+/// reconcile_request for several requests at once: their rows locked in id
+/// order, then their nodes, and every write in one round trip. Outcomes in
+/// id order (duplicates reconciled once).
+std::vector<reconcile_outcome> reconcile_requests(pqxx::transaction_base& tx, plan_cache& plans,
+                                                  std::vector<std::string> request_ids,
+                                                  const reconcile_settings& settings,
+                                                  event_batch* gather_events = nullptr);
+
 enum class approve_status { approved, not_found, conflict, expired };
 
 struct approve_result {

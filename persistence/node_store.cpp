@@ -311,76 +311,158 @@ const statement flag_request{
     "   ELSE reconcile_requested_at END,"
     " dispatch_paused = dispatch_paused OR $3, updated_at = clock_timestamp() WHERE id = $1"};
 
-const statement update_node{
-    "mg_update_node",
-    "UPDATE movement_request_nodes SET node_state = $4,"
-    " provider_state = COALESCE($5, provider_state),"
-    " provider_refs = provider_refs || COALESCE($6::jsonb, '{}'::jsonb),"
-    " provider_ref_id = COALESCE($7, provider_ref_id),"
-    " error_code = $8, error_detail = $9,"
-    " next_observe_at = CASE WHEN $10::float8 IS NULL THEN NULL"
-    "   ELSE clock_timestamp() + make_interval(secs => $10::float8) END,"
-    " last_observed_at = CASE WHEN $11 THEN clock_timestamp() ELSE last_observed_at END,"
-    " observe_count = observe_count + CASE WHEN $11 THEN 1 ELSE 0 END,"
-    " unknown_since = CASE WHEN $4 <> 'UNKNOWN' THEN NULL"
-    "   WHEN node_state = 'UNKNOWN' THEN unknown_since ELSE clock_timestamp() END,"
-    " claim_token = CASE $12 WHEN 'keep' THEN claim_token"
+// Node results, one row each, conditional on the claim their producer read
+// (id, attempt_no, claim_token). The request row is never joined: the
+// caller holds or flags it first (lock order: request, then nodes).
+const statement update_nodes{
+    "mg_update_nodes",
+    "UPDATE movement_request_nodes n SET node_state = w.next_state,"
+    " provider_state = COALESCE(w.provider_state, n.provider_state),"
+    " provider_refs = n.provider_refs || COALESCE(w.provider_refs::jsonb, '{}'::jsonb),"
+    " provider_ref_id = COALESCE(w.provider_ref_id, n.provider_ref_id),"
+    " error_code = w.error_code, error_detail = w.error_detail,"
+    " next_observe_at = CASE WHEN w.observe_in IS NULL THEN NULL"
+    "   ELSE clock_timestamp() + make_interval(secs => w.observe_in) END,"
+    " last_observed_at = CASE WHEN w.observations > 0 THEN clock_timestamp()"
+    "   ELSE n.last_observed_at END,"
+    " observe_count = n.observe_count + w.observations,"
+    " unknown_since = CASE WHEN w.next_state <> 'UNKNOWN' THEN NULL"
+    "   WHEN w.keeps_unknown_since THEN n.unknown_since ELSE clock_timestamp() END,"
+    " claim_token = CASE w.token WHEN 'keep' THEN n.claim_token"
     "   WHEN 'rotate' THEN gen_random_uuid() ELSE NULL END,"
     " updated_at = clock_timestamp()"
-    " WHERE id = $1 AND attempt_no = $2 AND claim_token IS NOT DISTINCT FROM $3::uuid"
-    " RETURNING id"};
+    " FROM unnest($1::uuid[], $2::int[], $3::uuid[], $4::text[], $5::text[], $6::text[],"
+    "   $7::text[], $8::text[], $9::text[], $10::float8[], $11::int[], $12::bool[], $13::text[])"
+    "   AS w(id, attempt_no, claim_token, next_state, provider_state, provider_refs,"
+    "   provider_ref_id, error_code, error_detail, observe_in, observations,"
+    "   keeps_unknown_since, token)"
+    " WHERE n.id = w.id AND n.attempt_no = w.attempt_no"
+    "   AND n.claim_token IS NOT DISTINCT FROM w.claim_token"
+    " RETURNING n.id::text"};
 
-/// Checks the move and works out what it flags on the request.
-update_effects effects_of(const claimed_node& n, const node_update& u) {
+node_state state_of(const std::string& name) {
+  return domain::parse_node_state(name).value_or(node_state::blocked);
+}
+
+/// Checks the move from `from` and works out what it flags on the request.
+update_effects effects_of(node_state from, const node_update& u) {
   update_effects fx;
-  auto from = domain::parse_node_state(n.node_state).value_or(node_state::blocked);
   auto to = u.next_state;
   if (from != to && !domain::transition_allowed(from, to))
-    throw std::logic_error("illegal node transition " + n.node_state + " -> " +
-                           std::string(domain::to_string(to)));
+    throw std::logic_error("illegal node transition " + std::string(domain::to_string(from)) +
+                           " -> " + std::string(domain::to_string(to)));
   fx.needs_reconcile = from != to && domain::affects_reconcile(from, to);
   fx.pauses_dispatch = to == node_state::failed || to == node_state::unknown;
   return fx;
 }
 
-/// Hands the conditional node update (statement and arguments) to `run`,
-/// which executes it now or queues it on a write batch.
-template <class Run>
-pqxx::result run_update(const claimed_node& n, const node_update& u, Run&& run) {
-  const char* token = u.token == claim_token_change::keep     ? "keep"
-                      : u.token == claim_token_change::rotate ? "rotate"
-                                                              : "clear";
-  // Provider text is stored only as text the columns take: a stray byte in
-  // an error message must not abort the transaction (and with it a pass).
-  auto provider_state = u.provider_state
-                            ? std::optional<std::string>(domain::storable_text(*u.provider_state))
-                            : std::nullopt;
-  auto provider_ref_id = u.provider_ref_id ? domain::storable_text(*u.provider_ref_id, 1024) : "";
-  auto error_code = domain::storable_text(u.error_code, 128);
-  auto error_detail = domain::storable_text(u.error_detail);
-  return run(update_node, n.id, n.attempt_no, null_if_empty(n.claim_token),
-             std::string(domain::to_string(u.next_state)),
-             provider_state ? provider_state->c_str() : nullptr,
-             u.provider_refs ? u.provider_refs->c_str() : nullptr,
-             u.provider_ref_id ? null_if_empty(provider_ref_id) : nullptr,
-             null_if_empty(error_code), null_if_empty(error_detail),
-             u.next_observe_in_seconds ? std::to_string(*u.next_observe_in_seconds).c_str()
-                                       : nullptr,
-             u.observed, token);
-}
-
-/// Records the node's event (when its state changes) in `events`.
-void record_change(const claimed_node& n, const node_update& u, event_batch& events) {
-  if (domain::parse_node_state(n.node_state).value_or(node_state::blocked) == u.next_state)
+/// Records the node's event for the move from `from` (when its state
+/// changes) in `events`.
+void record_change(const claimed_node& n, node_state from, const node_update& u,
+                   event_batch& events) {
+  if (from == u.next_state)
     return;
   events.node_changed(n.request_state, n.node_key, std::string(domain::to_string(u.next_state)),
                       u.error_code.empty() ? "{}"
                                            : "{\"error_code\":" + json::quote(u.error_code) + "}");
 }
 
+const char* token_change_name(claim_token_change c) {
+  return c == claim_token_change::keep     ? "keep"
+         : c == claim_token_change::rotate ? "rotate"
+                                           : "clear";
+}
+
+/// The arguments of update_nodes, one array per column.
+struct update_rows {
+  std::vector<std::optional<std::string>> ids, attempts, tokens, states, provider_states,
+      provider_refs, provider_ref_ids, error_codes, error_details, observe_in, observations,
+      keeps_unknown_since, token_changes;
+
+  /// Folds `steps` (applied in order) into one row write of `n`: the last
+  /// step's state, error and observe delay; provider state and ref id as
+  /// the last step that gave one; refs merged in order; every observation
+  /// counted. Returns the steps' effects, their events recorded in
+  /// `events`.
+  update_effects add(const claimed_node& n, const std::vector<node_update>& steps,
+                     event_batch& events) {
+    update_effects fx;
+    auto from = state_of(n.node_state);
+    const bool was_unknown = from == node_state::unknown;
+    bool left_unknown = false;
+    std::optional<std::string> provider_state, refs, ref_id;
+    int observed = 0;
+    auto token = claim_token_change::keep;
+    for (auto& u : steps) {
+      auto step = effects_of(from, u);
+      fx.needs_reconcile |= step.needs_reconcile;
+      fx.pauses_dispatch |= step.pauses_dispatch;
+      record_change(n, from, u, events);
+      left_unknown |= u.next_state != node_state::unknown;
+      from = u.next_state;
+      // Provider text is stored only as text the columns take: a stray
+      // byte in an error message must not abort the transaction.
+      if (u.provider_state)
+        provider_state = domain::storable_text(*u.provider_state);
+      if (u.provider_refs)
+        refs = refs ? json::merge_members(*refs, *u.provider_refs) : *u.provider_refs;
+      if (u.provider_ref_id) {
+        auto id = domain::storable_text(*u.provider_ref_id, 1024);
+        if (!id.empty())
+          ref_id = id;
+      }
+      observed += u.observed ? 1 : 0;
+      if (u.token != claim_token_change::keep)
+        token = u.token;
+    }
+    auto& last = steps.back();
+    ids.push_back(n.id);
+    attempts.push_back(std::to_string(n.attempt_no));
+    tokens.push_back(n.claim_token.empty() ? std::nullopt : std::optional(n.claim_token));
+    states.push_back(std::string(domain::to_string(last.next_state)));
+    provider_states.push_back(provider_state);
+    provider_refs.push_back(refs);
+    provider_ref_ids.push_back(ref_id);
+    auto code = domain::storable_text(last.error_code, 128);
+    auto detail = domain::storable_text(last.error_detail);
+    error_codes.push_back(code.empty() ? std::nullopt : std::optional(code));
+    error_details.push_back(detail.empty() ? std::nullopt : std::optional(detail));
+    observe_in.push_back(last.next_observe_in_seconds
+                             ? std::optional(std::to_string(*last.next_observe_in_seconds))
+                             : std::nullopt);
+    observations.push_back(std::to_string(observed));
+    keeps_unknown_since.push_back(was_unknown && !left_unknown ? "t" : "f");
+    token_changes.push_back(token_change_name(token));
+    return fx;
+  }
+
+  /// Hands update_nodes and its arguments to `run`, which executes it now
+  /// or queues it on a write batch.
+  template <class Run> pqxx::result run(Run&& runner) const {
+    return runner(update_nodes, nullable_text_array(ids), nullable_text_array(attempts),
+                  nullable_text_array(tokens), nullable_text_array(states),
+                  nullable_text_array(provider_states), nullable_text_array(provider_refs),
+                  nullable_text_array(provider_ref_ids), nullable_text_array(error_codes),
+                  nullable_text_array(error_details), nullable_text_array(observe_in),
+                  nullable_text_array(observations), nullable_text_array(keeps_unknown_since),
+                  nullable_text_array(token_changes));
+  }
+};
+
 stale_write stale(const claimed_node& n) {
   return stale_write("node " + n.id + " attempt " + std::to_string(n.attempt_no) +
                      " no longer holds its claim");
+}
+
+/// The first of `results` the update did not write.
+stale_write stale(const std::vector<node_result>& results, const pqxx::result& written) {
+  std::set<std::string> ids;
+  for (auto row : written)
+    ids.insert(row[0].c_str());
+  for (auto& r : results)
+    if (!ids.count(r.node->id))
+      return stale(*r.node);
+  return stale_write("node results no longer hold their claims");
 }
 
 } // namespace
@@ -412,50 +494,65 @@ std::set<std::string> lock_current_claims(pqxx::transaction_base& tx,
 
 update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node& n,
                                  const node_update& u, event_batch& events) {
-  auto fx = effects_of(n, u);
   if (n.has_callback)
     events.set_has_callback(*n.has_callback);
+  update_rows rows;
+  auto fx = rows.add(n, {u}, events);
   // Always, even with nothing to flag: it takes the request row's lock
   // before the node's. Otherwise the event rows' foreign-key check would
   // take a share lock on the request *after* the node lock, and deadlock
   // with a reconcile that holds the request and waits for the node.
   exec(tx, flag_request, n.request_id, fx.needs_reconcile, fx.pauses_dispatch);
-  auto r = run_update(
-      n, u, [&](const statement& s, const auto&... args) { return exec(tx, s, args...); });
+  auto r = rows.run([&](const statement& s, const auto&... args) { return exec(tx, s, args...); });
   fx.applied = !r.empty();
   if (!fx.applied)
     throw stale(n);
-  record_change(n, u, events);
   return fx;
+}
+
+std::vector<update_effects> apply_node_results(pqxx::transaction_base& tx,
+                                               const std::vector<node_result>& results,
+                                               shared_write shared) {
+  std::vector<update_effects> effects;
+  if (results.empty())
+    return effects;
+  update_rows rows;
+  write_batch batch;
+  // The request flags first (lock order, as above), then the events and
+  // artifacts, then the conditional node update, whose rows are the
+  // batch's answer. A stale update throws and the caller's transaction,
+  // events included, is rolled back.
+  for (auto& r : results) {
+    if (r.node->has_callback)
+      r.events->set_has_callback(*r.node->has_callback);
+    auto fx = rows.add(*r.node, r.steps, *r.events);
+    const bool flag_reconcile = fx.needs_reconcile && !shared.reconciled_here;
+    if (!shared.request_locked || flag_reconcile || fx.pauses_dispatch)
+      batch.add(tx, flag_request, r.node->request_id, flag_reconcile, fx.pauses_dispatch);
+    effects.push_back(fx);
+  }
+  for (auto& r : results) {
+    if (shared.events)
+      r.events->move_into(*shared.events);
+    else
+      r.events->flush_into(tx, batch);
+  }
+  rows.run([&](const statement& s, const auto&... args) {
+    batch.add(tx, s, args...);
+    return pqxx::result{};
+  });
+  auto written = batch.run(tx);
+  if (written.size() != results.size())
+    throw stale(results, written);
+  for (auto& fx : effects)
+    fx.applied = true;
+  return effects;
 }
 
 update_effects apply_node_update_and_flush(pqxx::transaction_base& tx, const claimed_node& n,
                                            const node_update& u, event_batch& events,
                                            shared_write shared) {
-  auto fx = effects_of(n, u);
-  if (n.has_callback)
-    events.set_has_callback(*n.has_callback);
-  record_change(n, u, events);
-  write_batch batch;
-  // The request flag first (lock order, as above), then the events and
-  // artifacts, then the conditional node update, whose rows are the
-  // batch's answer. A stale update throws and the caller's transaction,
-  // events included, is rolled back.
-  const bool flag_reconcile = fx.needs_reconcile && !shared.reconciled_here;
-  if (!shared.request_locked || flag_reconcile || fx.pauses_dispatch)
-    batch.add(tx, flag_request, n.request_id, flag_reconcile, fx.pauses_dispatch);
-  if (shared.events)
-    events.move_into(*shared.events);
-  else
-    events.flush_into(tx, batch);
-  run_update(n, u, [&](const statement& s, const auto&... args) {
-    batch.add(tx, s, args...);
-    return pqxx::result{};
-  });
-  fx.applied = !batch.run(tx).empty();
-  if (!fx.applied)
-    throw stale(n);
-  return fx;
+  return apply_node_results(tx, {{&n, {u}, &events}}, shared).front();
 }
 
 void add_artifact(pqxx::transaction_base& tx, const std::string& node_id, int attempt_no,

@@ -201,6 +201,24 @@ struct shared_write {
   bool reconciled_here = false;
 };
 
+/// A node's result for apply_node_results: its steps are applied in order
+/// as one row write (a submit answer and its inline first observation, say),
+/// each step's event recorded in `events`.
+struct node_result {
+  const claimed_node* node = nullptr;
+  std::vector<node_update> steps; // at least one
+  event_batch* events = nullptr;
+};
+
+/// Applies `results` (distinct nodes) in one conditional statement, with
+/// their requests flagged first as `shared` allows, then their events and
+/// artifacts, in one round trip; answers each result's effects. Throws
+/// stale_write when any node no longer holds its claim: the caller must roll
+/// back, which discards everything else too.
+std::vector<update_effects> apply_node_results(pqxx::transaction_base& tx,
+                                               const std::vector<node_result>& results,
+                                               shared_write shared = {});
+
 /// apply_node_update, then the batch's events and artifacts, in one round
 /// trip (the writes that end an observer or submit-result transaction).
 /// Throws stale_write for a stale attempt or token: the caller must roll

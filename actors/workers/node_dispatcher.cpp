@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <set>
 #include <thread>
 
 #include "actors/workers/cctp_caller_check.hpp"
-#include "actors/workers/node_result.hpp"
 #include "actors/workers/observation.hpp"
 #include "config/log.hpp"
 #include "config/metrics.hpp"
@@ -23,6 +23,7 @@
 #include "persistence/context_loader.hpp"
 #include "persistence/db.hpp"
 #include "persistence/evm_nonce_store.hpp"
+#include "persistence/movement_store.hpp"
 #include "persistence/node_store.hpp"
 
 namespace mg::workers {
@@ -449,41 +450,26 @@ db::claimed_node after_submit(const ready_to_submit& r, const db::node_update& u
   return n;
 }
 
-/// Counts a written result's activations and remembers which successors
-/// they were, for the chain claim.
-void note_activated(const db::claimed_node& n, result_written written, pass_result& out,
-                    std::vector<db::activated_node>& activated) {
-  out.activated += written.activated;
-  for (auto& key : written.activated_keys)
-    activated.push_back({n.request_id, std::move(key)});
-}
-
-/// Writes one submitted node's result (and its inline observation) into
-/// `tx`, each with its request's reconcile; its claim is locked and current
-/// (lock_current_claims).
-void write_submitted(pqxx::work& tx, const submitted& item, const engine& e,
-                     db::event_batch& gathered, pass_result& out,
-                     std::vector<db::activated_node>& activated) {
+/// One submitted node's result as the steps of one row write: the submit
+/// answer, then its inline first observation when there is one. Their
+/// artifacts go to `events`.
+std::vector<db::node_update> submitted_steps(const submitted& item, db::event_batch& events,
+                                             pass_result& out) {
   const auto& r = item.r;
-  const db::shared_write shared{&gathered, true};
-  db::event_batch events(r.node.request_id, e.settings.callback_max_attempts);
   auto u = submit_update(r, item.answer);
   events.add_artifact(
       {r.node.id, r.node.attempt_no, "submit_proof", domain::step_proof_json(item.answer), ""});
   events.add_generated_artifacts(r.node.id, r.node.attempt_no, item.answer.generated_artifacts);
-  note_activated(r.node, write_node_result(tx, r.node, u, events, e, shared), out, activated);
   if (!item.observation) {
     out.wake_observer |= in_flight(u.next_state);
-    return;
+    return {u};
   }
   auto observed = after_submit(r, u);
   auto ou = observation_update(observed, *item.observation);
-  db::event_batch observe_events(r.node.request_id, e.settings.callback_max_attempts);
-  add_observation_artifacts(observe_events, observed, *item.observation);
-  note_activated(observed, write_node_result(tx, observed, ou, observe_events, e, shared), out,
-                 activated);
+  add_observation_artifacts(events, observed, *item.observation);
   if (ou.next_observe_in_seconds && *ou.next_observe_in_seconds == 0)
     out.wake_observer = true;
+  return {u, ou};
 }
 
 /// Claims whose prepared actions are given back (executor.abandon) unless
@@ -547,17 +533,39 @@ std::vector<ready_to_submit> commit_results(pqxx::connection& c, std::vector<sub
     claims.push_back(&item.r.node);
   auto current = db::lock_current_claims(tx, claims);
   pass_result part;
-  std::vector<db::activated_node> activated;
-  // Every result's events and artifacts in one statement (the requests are
-  // locked, so its foreign-key checks wait for nothing).
+  // Every result's events and artifacts in one statement and every node row
+  // in one more (the requests are locked, so the foreign-key checks wait
+  // for nothing).
   db::event_batch gathered("", e.settings.callback_max_attempts);
+  std::vector<std::unique_ptr<db::event_batch>> events; // one per result
+  std::vector<db::node_result> results;
   for (auto& item : items) {
     item.stale = !current.count(item.r.node.id);
-    if (item.stale)
+    if (item.stale) {
       log::warn("stale submit result dropped",
                 {{"node_id", item.r.node.id}, {"detail", "its attempt or claim token moved on"}});
-    else
-      write_submitted(tx, item, e, gathered, part, activated);
+      continue;
+    }
+    events.push_back(std::make_unique<db::event_batch>(item.r.node.request_id,
+                                                       e.settings.callback_max_attempts));
+    results.push_back(
+        {&item.r.node, submitted_steps(item, *events.back(), part), events.back().get()});
+  }
+  auto effects = db::apply_node_results(tx, results, {&gathered, true, true});
+  // Each request reconciled once, after all of its results, all in one
+  // round trip.
+  std::set<std::string> flagged;
+  for (size_t i = 0; i < results.size(); ++i)
+    if (effects[i].needs_reconcile)
+      flagged.insert(results[i].node->request_id);
+  const std::vector<std::string> to_reconcile(flagged.begin(), flagged.end());
+  auto reconciled =
+      db::reconcile_requests(tx, e.plans, to_reconcile, e.reconcile_settings(), &gathered);
+  std::vector<db::activated_node> activated;
+  for (size_t i = 0; i < to_reconcile.size(); ++i) {
+    part.activated += reconciled[i].activated;
+    for (auto& key : reconciled[i].activated_keys)
+      activated.push_back({to_reconcile[i], key});
   }
   // Before the chain claim: a successor's context reads its predecessors'
   // artifacts.

@@ -68,6 +68,20 @@ long flushed_trigger_calls(pqxx::connection& c) {
       .as<long>();
 }
 
+/// Updates of movement_request_nodes this backend has flushed to the
+/// shared statistics.
+long flushed_node_updates(pqxx::connection& c) {
+  {
+    pqxx::nontransaction tx(c);
+    tx.exec("SELECT pg_stat_force_next_flush()");
+  }
+  pqxx::nontransaction tx(c);
+  return tx
+      .exec("SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'movement_request_nodes'")[0]
+                                                                                                 [0]
+      .as<long>();
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(cheap_writes)
@@ -253,6 +267,22 @@ BOOST_FIXTURE_TEST_CASE(reconcile_that_changes_nothing_rolls_back, db_fixture) {
        id + "'");
   workers::reconcile_sweep_pass(conn, engine());
   BOOST_TEST(!snapshot(id).needs_reconcile);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_submit_and_its_inline_observation_write_the_node_row_once, db_fixture) {
+  add_template(one_node("solo"));
+  auto id = create_and_approve("solo");
+  long before = flushed_node_updates(conn.get());
+  // SUBMITTING (write-ahead), then SUBMITTED and COMPLETED as one row write.
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
+  BOOST_REQUIRE(node_state(id, "a") == "COMPLETED");
+  BOOST_TEST(flushed_node_updates(conn.get()) - before == 2);
+  BOOST_TEST(scalar("SELECT string_agg(payload->>'node_state', ',' ORDER BY seq)"
+                    " FROM movement_events WHERE request_id = '" +
+                    id + "' AND event_type = 'node_state_changed'") ==
+             "READY,SUBMITTING,SUBMITTED,COMPLETED");
+  BOOST_TEST(scalar("SELECT observe_count FROM movement_request_nodes WHERE request_id = '" + id +
+                    "'") == "1");
 }
 
 BOOST_FIXTURE_TEST_CASE(node_update_that_keeps_indexed_columns_is_hot, db_fixture) {

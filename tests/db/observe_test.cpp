@@ -51,8 +51,8 @@ BOOST_AUTO_TEST_SUITE(observe)
 BOOST_FIXTURE_TEST_CASE(next_observe_at_is_honoured, test::db_fixture) {
   // Wake-ups on (the pass reports the next due time), and an answer that
   // asks for a later look, so the dispatcher does not observe it at once.
-  add_template(one_node("later", "chain_transfer",
-                        R"("config": {"sim": {"retry_after_seconds": 30}})"));
+  add_template(
+      one_node("later", "chain_transfer", R"("config": {"sim": {"retry_after_seconds": 30}})"));
   auto n = submitted(*this, "later");
   exec("UPDATE movement_request_nodes SET next_observe_at = now() + interval '1 hour'"
        " WHERE id = '" +

@@ -3,11 +3,14 @@
 // double approval.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "actors/workers/node_dispatcher.hpp"
 #include "actors/workers/node_observer.hpp"
 #include "actors/workers/reconcile_sweep.hpp"
+#include "persistence/movement_store.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/db_helpers.hpp"
 
@@ -184,6 +187,57 @@ BOOST_FIXTURE_TEST_CASE(approving_twice_is_a_conflict, test::db_fixture) {
   BOOST_TEST(events_of(*this, id, "event_type = 'request_approved'") == 1);
   BOOST_TEST(
       (approve("00000000-0000-0000-0000-000000000000").status == db::approve_status::not_found));
+}
+
+BOOST_FIXTURE_TEST_CASE(several_requests_reconciled_together_end_as_each_would_alone,
+                        test::db_fixture) {
+  add_template(diamond);
+  auto first = create_and_approve("diamond");
+  auto second = create_and_approve("diamond");
+  auto rejected = create("diamond");
+  exec("UPDATE movement_requests SET request_state = 'REJECTED', needs_reconcile = true"
+       " WHERE id = '" +
+       rejected + "'");
+  // first: a done, so b and c start; second: a failed, the request fails.
+  exec("UPDATE movement_request_nodes SET node_state = 'COMPLETED' WHERE node_key = 'a'"
+       " AND request_id = '" +
+       first + "'");
+  exec("UPDATE movement_request_nodes SET node_state = 'FAILED' WHERE node_key = 'a'"
+       " AND request_id = '" +
+       second + "'");
+  const std::string missing = "00000000-0000-0000-0000-000000000001";
+  std::vector<std::string> ids{second, missing, rejected, first, second};
+  pqxx::work tx(*other);
+  auto outcomes = db::reconcile_requests(tx, ctx->plans, ids, engine().reconcile_settings());
+  tx.commit();
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  BOOST_REQUIRE(outcomes.size() == 4u);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto& o = outcomes[i];
+    if (ids[i] == first) {
+      BOOST_TEST(o.activated == 2);
+      BOOST_TEST(o.request_state == "APPROVED");
+      BOOST_TEST(states(*this, first) == "a=COMPLETED,b=READY,c=READY,d=BLOCKED");
+      BOOST_TEST((snapshot(first).frontier == std::vector<std::string>{"b", "c"}));
+    } else if (ids[i] == second) {
+      BOOST_TEST(o.activated == 0);
+      BOOST_TEST(o.request_state == "FAILED");
+      BOOST_TEST(o.terminal);
+      BOOST_TEST(events_of(*this, second, "event_type = 'request_failed'") == 1);
+    } else if (ids[i] == rejected) {
+      BOOST_TEST(o.found);
+      BOOST_TEST(o.wrote);
+      BOOST_TEST(!snapshot(rejected).needs_reconcile);
+    } else {
+      BOOST_TEST(!o.found);
+    }
+  }
+  BOOST_TEST(!snapshot(first).needs_reconcile);
+  BOOST_TEST(snapshot(second).request_state == "FAILED");
+  BOOST_TEST(events_of(*this, first,
+                       "event_type = 'node_state_changed' AND payload->>'node_state' = 'READY'"
+                       " AND node_key IN ('b', 'c')") == 2);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
