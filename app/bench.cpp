@@ -119,6 +119,8 @@ server_costs costs_between(const db::server_counters& a, const db::server_counte
   return out;
 }
 
+constexpr int backlog_ttl_seconds = 24 * 3600;
+
 std::vector<std::string> create_movements(pqxx::connection& c, actors::runtime& rt,
                                           const std::string& template_key,
                                           const std::string& prefix, int n) {
@@ -133,6 +135,9 @@ std::vector<std::string> create_movements(pqxx::connection& c, actors::runtime& 
         p.idempotency_key = prefix + std::to_string(j);
         p.created_by = "bench";
         p.network_class = rt.settings().network_class;
+        // A backlog is approved one by one after all of it was created: it
+        // must not expire on the way (the default TTL is 5 minutes).
+        p.approval_ttl_seconds = backlog_ttl_seconds;
         ids.push_back(
             db::create_request(tx, rt.plans(), p, rt.settings().callback_max_attempts).id);
       }
@@ -316,7 +321,9 @@ int cmd_bench(const args& a) {
     progress("approving all at once");
     for (auto& id : ids)
       approve(*conn, rt, id);
-    wait_settled(*conn, prefix + "%", o.movements, 600, "throughput");
+    // At least 10 minutes, and 10 ms per node for a large backlog.
+    wait_settled(*conn, prefix + "%", o.movements,
+                 std::max(600, o.movements * o.nodes_per_movement / 100), "throughput");
     measure_throughput(*conn, prefix + "%", o.nodes_per_movement, throughput);
     throughput.memory = current_memory();
   });

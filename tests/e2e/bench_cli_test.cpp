@@ -59,6 +59,10 @@ BOOST_FIXTURE_TEST_CASE(a_small_run_settles_everything_and_reports_speed_and_mem
   BOOST_TEST(number(memory, "peak") >= number(memory, "after_latency"));
   BOOST_TEST(count("SELECT count(*) FROM movement_requests WHERE request_state = 'COMPLETED'") ==
              50);
+  // A backlog, approved one by one after all of it was created, does not
+  // expire on the way (the default approval TTL is 5 minutes).
+  BOOST_TEST(count("SELECT count(*) FROM movement_requests"
+                   " WHERE expires_at < created_at + interval '1 hour'") == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
