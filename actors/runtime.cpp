@@ -151,8 +151,9 @@ bool runtime::claim_name(const name_wait& wait) {
   return true;
 }
 
-void runtime::notify_changed(const std::string& request_id) {
-  caf::anon_send(links_->registry, changed_atom::value, request_id);
+void runtime::notify_changed(const std::string& request_id, bool reconciled) {
+  if (!reconciled)
+    caf::anon_send(links_->registry, changed_atom::value, request_id);
   if (ctx_->settings.wakeups_enabled)
     links_->wake_dispatchers();
 }

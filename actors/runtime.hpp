@@ -52,7 +52,10 @@ public:
 
   /// A request changed outside the workers (created, approved, an operator
   /// call in this process): its movement actor reconciles, dispatchers wake.
-  void notify_changed(const std::string& request_id);
+  /// `reconciled`: the change's own transaction reconciled the request
+  /// under its locks, so only the dispatchers wake (a second reconcile
+  /// would find nothing to do, holding the request's lock meanwhile).
+  void notify_changed(const std::string& request_id, bool reconciled = false);
 
   /// The middleman connection to peer `runtime_node` dropped: cluster_lease
   /// looks at its lease now and again as soon as it runs out (SPEC §8: the

@@ -151,7 +151,7 @@ void approve(pqxx::connection& c, actors::runtime& rt, const std::string& id) {
   db::committed(c, [&](pqxx::transaction_base& tx) {
     db::approve_request(tx, rt.plans(), id, "bench-approver", rt.engine().reconcile_settings());
   });
-  rt.notify_changed(id);
+  rt.notify_changed(id, true); // approve_request reconciled it
 }
 
 /// Rolled back, so the bench's own polling adds nothing to xact_commit.

@@ -38,29 +38,56 @@ void merge_into(json::document& target, const std::string& object_json) {
 
 } // namespace
 
-context_result build_context(pqxx::transaction_base& tx, const claimed_node& n,
-                             const stored_plan& stored, int attempt_no) {
-  context_result out;
-  auto& p = stored.plan;
-  auto index = p.find(n.node_key);
-  auto preds = direct_predecessor_keys(p, n.node_key);
-  // Completed nodes' provider_refs (for $ref) and, for direct predecessors,
-  // their latest attempt's artifacts.
+namespace {
+
+/// What the database holds for one node's context: its request's COMPLETED
+/// nodes' provider_refs (for $ref) and, for its direct predecessors, their
+/// latest attempt's artifacts (a JSON array).
+struct completed_rows {
+  std::map<std::string, std::string> refs;
+  std::map<std::string, std::string> artifacts;
+};
+
+/// One statement for every node of `wanted`, answered in its order.
+std::vector<completed_rows> read_completed(pqxx::transaction_base& tx,
+                                           const std::vector<context_request>& wanted,
+                                           const std::vector<std::vector<std::string>>& preds) {
+  // $2/$3 pair each node (its ordinal) with its direct predecessors' keys.
   static const statement q{
       "mg_context_nodes",
-      "SELECT n.node_key, n.provider_refs::text,"
-      " CASE WHEN n.node_key = ANY($2::text[]) THEN COALESCE((SELECT json_agg(json_build_object("
+      "SELECT w.ord, n.node_key, n.provider_refs::text,"
+      " CASE WHEN (w.ord, n.node_key) IN (SELECT * FROM unnest($2::bigint[], $3::text[]))"
+      " THEN COALESCE((SELECT json_agg(json_build_object("
       "   'node_key', n.node_key, 'kind', a.kind, 'attempt_no', a.attempt_no,"
       "   'payload', a.payload) ORDER BY a.created_at) FROM node_artifacts a"
       "   WHERE a.node_id = n.id AND a.attempt_no = n.attempt_no), '[]') ELSE '[]' END::text"
-      " FROM movement_request_nodes n WHERE n.request_id = $1 AND n.node_state = 'COMPLETED'"};
-  auto rows = exec(tx, q, n.request_id, text_array(preds));
-  std::map<std::string, std::string> completed_refs;
-  std::map<std::string, std::string> completed_artifacts;
-  for (auto row : rows) {
-    completed_refs[row[0].c_str()] = row[1].c_str();
-    completed_artifacts[row[0].c_str()] = row[2].c_str();
+      " FROM unnest($1::uuid[]) WITH ORDINALITY AS w(request_id, ord)"
+      " JOIN movement_request_nodes n"
+      "   ON n.request_id = w.request_id AND n.node_state = 'COMPLETED'"};
+  std::vector<std::string> requests, pred_of, pred_keys;
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    requests.push_back(wanted[i].node->request_id);
+    for (auto& key : preds[i]) {
+      pred_of.push_back(std::to_string(i + 1));
+      pred_keys.push_back(key);
+    }
   }
+  std::vector<completed_rows> out(wanted.size());
+  for (auto row : exec(tx, q, text_array(requests), text_array(pred_of), text_array(pred_keys))) {
+    auto& into = out.at(row[0].as<size_t>() - 1);
+    into.refs[row[1].c_str()] = row[2].c_str();
+    into.artifacts[row[1].c_str()] = row[3].c_str();
+  }
+  return out;
+}
+
+context_result assemble_context(const context_request& wanted,
+                                const std::vector<std::string>& preds,
+                                const completed_rows& completed) {
+  context_result out;
+  const auto& n = *wanted.node;
+  const auto& p = wanted.plan->plan;
+  auto index = p.find(n.node_key);
   // provider_context: the completed direct predecessors' provider_refs,
   // merged in plan order, so on a shared key the predecessor listed last in
   // the template wins (deterministic, whatever order SQL returns rows in);
@@ -68,11 +95,11 @@ context_result build_context(pqxx::transaction_base& tx, const claimed_node& n,
   json::document provider_context(rapidjson::kObjectType);
   json::document prior(rapidjson::kArrayType);
   for (const auto& key : preds) {
-    auto refs = completed_refs.find(key);
-    if (refs == completed_refs.end())
+    auto refs = completed.refs.find(key);
+    if (refs == completed.refs.end())
       continue;
     merge_into(provider_context, refs->second);
-    auto artifacts = json::parse_trusted(completed_artifacts[key], "artifacts");
+    auto artifacts = json::parse_trusted(completed.artifacts.at(key), "artifacts");
     for (auto& a : artifacts.GetArray())
       prior.PushBack(json::value(a, prior.GetAllocator()), prior.GetAllocator());
   }
@@ -86,14 +113,14 @@ context_result build_context(pqxx::transaction_base& tx, const claimed_node& n,
   ctx.node_key = n.node_key;
   ctx.node_kind = n.node_kind;
   ctx.action_type = n.action_type;
-  ctx.attempt_no = attempt_no;
+  ctx.attempt_no = wanted.attempt_no;
   ctx.intent = n.intent;
   ctx.input_params = n.input_params;
   ctx.risk_controls = p.risk_controls_json;
   ctx.prior_artifacts = json::dump(prior);
   ctx.provider_context = json::dump(provider_context);
   ctx.provider_refs = n.provider_refs;
-  ctx.idempotency_key = n.id + ":" + std::to_string(attempt_no);
+  ctx.idempotency_key = n.id + ":" + std::to_string(wanted.attempt_no);
   if (!index) {
     out.error_code = "PLAN_HASH_DRIFT";
     out.error_detail = "node " + n.node_key + " is not in the template";
@@ -101,7 +128,7 @@ context_result build_context(pqxx::transaction_base& tx, const claimed_node& n,
   }
   auto& pn = p.nodes[*index];
   ctx.timeout_policy = pn.timeout_policy_json;
-  auto resolved = domain::resolve_refs(pn.config_json, n.input_params, completed_refs);
+  auto resolved = domain::resolve_refs(pn.config_json, n.input_params, completed.refs);
   if (!resolved.ok) {
     out.error_code = "CONFIG_REF_UNRESOLVED";
     out.error_detail = resolved.error;
@@ -116,6 +143,27 @@ context_result build_context(pqxx::transaction_base& tx, const claimed_node& n,
                               .str();
   out.ok = true;
   return out;
+}
+
+} // namespace
+
+std::vector<context_result> build_contexts(pqxx::transaction_base& tx,
+                                           const std::vector<context_request>& wanted) {
+  std::vector<std::vector<std::string>> preds;
+  for (auto& w : wanted)
+    preds.push_back(direct_predecessor_keys(w.plan->plan, w.node->node_key));
+  std::vector<context_result> out;
+  if (wanted.empty())
+    return out;
+  auto completed = read_completed(tx, wanted, preds);
+  for (size_t i = 0; i < wanted.size(); ++i)
+    out.push_back(assemble_context(wanted[i], preds[i], completed[i]));
+  return out;
+}
+
+context_result build_context(pqxx::transaction_base& tx, const claimed_node& n,
+                             const stored_plan& plan, int attempt_no) {
+  return std::move(build_contexts(tx, {{&n, &plan, attempt_no}}).front());
 }
 
 } // namespace mg::db

@@ -3,6 +3,7 @@
 // read in the claiming transaction.
 #include <pqxx/pqxx>
 #include <string>
+#include <vector>
 
 #include "domain/executor.hpp"
 #include "persistence/node_store.hpp"
@@ -21,5 +22,16 @@ struct context_result {
 /// the next one; observer and recovery the current one).
 context_result build_context(pqxx::transaction_base& tx, const claimed_node& n,
                              const stored_plan& plan, int attempt_no);
+
+struct context_request {
+  const claimed_node* node = nullptr;
+  const stored_plan* plan = nullptr;
+  int attempt_no = 0;
+};
+
+/// The contexts of several nodes, read in one statement; answered in the
+/// order of `wanted`, each as build_context would have built it.
+std::vector<context_result> build_contexts(pqxx::transaction_base& tx,
+                                           const std::vector<context_request>& wanted);
 
 } // namespace mg::db

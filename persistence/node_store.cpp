@@ -87,6 +87,15 @@ bool claimable(const pqxx::row& r) {
   return r[r.size() - 1].as<bool>();
 }
 
+/// The rows of a many-row claim that may be claimed, in its order.
+std::vector<claimed_node> claimable_rows(const pqxx::result& rows) {
+  std::vector<claimed_node> out;
+  for (auto row : rows)
+    if (claimable(row))
+      out.push_back(to_claimed(row));
+  return out;
+}
+
 std::optional<claimed_node> claim_one(pqxx::transaction_base& tx, const statement& q,
                                       const std::string& id, const std::string& network_class,
                                       claim_scope scope) {
@@ -161,6 +170,21 @@ std::optional<claimed_node> claim_for_dispatch(pqxx::transaction_base& tx, const
   return claim_one(tx, q, id, network_class, scope);
 }
 
+std::vector<claimed_node> claim_for_dispatch_batch(pqxx::transaction_base& tx,
+                                                   const std::vector<std::string>& ids,
+                                                   const std::string& network_class) {
+  // Keys only in WHERE, as claim_by_id.
+  static const statement q{
+      "mg_claim_dispatch_batch",
+      "SELECT " + dispatch_columns + ", (" + dispatch_claimable +
+          ") AS claimable FROM movement_request_nodes n JOIN movement_requests r"
+          " ON r.id = n.request_id WHERE n.id = ANY($1::uuid[])"
+          " ORDER BY n.request_created_at, n.position FOR UPDATE OF n, r SKIP LOCKED"};
+  if (ids.empty())
+    return {};
+  return claimable_rows(exec(tx, q, text_array(ids), network_class));
+}
+
 std::vector<claimed_node> claim_activated(pqxx::transaction_base& tx,
                                           const std::vector<activated_node>& nodes,
                                           const std::string& network_class) {
@@ -173,18 +197,14 @@ std::vector<claimed_node> claim_activated(pqxx::transaction_base& tx,
           "   ON n.request_id = a.request_id AND n.node_key = a.node_key"
           " JOIN movement_requests r ON r.id = n.request_id"
           " ORDER BY n.request_created_at, n.position FOR UPDATE OF n, r SKIP LOCKED"};
-  std::vector<claimed_node> out;
   if (nodes.empty())
-    return out;
+    return {};
   std::vector<std::string> requests, keys;
   for (auto& a : nodes) {
     requests.push_back(a.request_id);
     keys.push_back(a.node_key);
   }
-  for (auto row : exec(tx, q, text_array(keys), network_class, text_array(requests)))
-    if (claimable(row))
-      out.push_back(to_claimed(row));
-  return out;
+  return claimable_rows(exec(tx, q, text_array(keys), network_class, text_array(requests)));
 }
 
 void defer_after_prepare_error(pqxx::transaction_base& tx, const claimed_node& n,

@@ -79,6 +79,16 @@ std::optional<claimed_node> claim_for_dispatch(pqxx::transaction_base& tx, const
                                                const std::string& network_class,
                                                claim_scope scope = claim_scope::savepoint);
 
+/// SPEC §1 batched claims: the claimable nodes of `ids` whose node and
+/// request rows are free, locked in one statement (SKIP LOCKED), in FIFO
+/// order. Never waits; a listed row that is locked but no longer claimable
+/// (another claim took it meanwhile) stays locked until `tx` ends — only
+/// for the claim transaction's short, wait-free life, instead of a
+/// savepoint's three round trips per candidate.
+std::vector<claimed_node> claim_for_dispatch_batch(pqxx::transaction_base& tx,
+                                                   const std::vector<std::string>& ids,
+                                                   const std::string& network_class);
+
 /// A successor a reconcile in `tx` just activated: (request id, node key).
 struct activated_node {
   std::string request_id;

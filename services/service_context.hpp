@@ -25,7 +25,8 @@ struct service_context {
   db::plan_cache& plans;
   /// Called after a commit that changed request `id` (may be empty: then
   /// only the database NOTIFY sent by the transaction wakes other processes).
-  std::function<void(const std::string& request_id)> request_changed;
+  /// `reconciled`: that transaction also reconciled the request.
+  std::function<void(const std::string& request_id, bool reconciled)> request_changed;
   /// Executors for calls that reach a provider (retry of an UNKNOWN node
   /// asks `recover`); null: such calls answer 503.
   const domain::provider_registry* providers = nullptr;

@@ -203,7 +203,10 @@ struct claim_inputs {
   std::string error_detail;
 };
 
-claim_inputs read_claim_inputs(pqxx::work& tx, const db::claimed_node& n, const engine& e) {
+/// With `prefetched`, the context read for the node with others (see
+/// prefetch_contexts); without, it is read here.
+claim_inputs read_claim_inputs(pqxx::work& tx, const db::claimed_node& n, const engine& e,
+                               db::context_result* prefetched) {
   claim_inputs in;
   auto refuse = [&](std::string code, std::string detail) {
     in.error_code = std::move(code);
@@ -216,7 +219,8 @@ claim_inputs read_claim_inputs(pqxx::work& tx, const db::claimed_node& n, const 
   in.stored = e.plans.get(tx, n.template_key, n.template_version);
   if (in.stored->graph_hash != n.compiled_plan_hash)
     return refuse("PLAN_HASH_DRIFT", "template hash no longer matches the request's plan hash");
-  auto built = db::build_context(tx, n, *in.stored, n.attempt_no + 1);
+  auto built =
+      prefetched ? std::move(*prefetched) : db::build_context(tx, n, *in.stored, n.attempt_no + 1);
   if (!built.ok)
     return refuse(built.error_code, built.error_detail);
   in.ctx = std::move(built.ctx);
@@ -237,6 +241,15 @@ bool claims_in_batch(const db::claimed_node& n, const claim_inputs& in, const en
   return signer && signer->signs_in_process();
 }
 
+/// The events of a claim of `n`, with the outbox part only when its request
+/// has a callback_url.
+db::event_batch events_for(const db::claimed_node& n, const engine& e) {
+  db::event_batch events(n.request_id, e.settings.callback_max_attempts);
+  if (n.has_callback)
+    events.set_has_callback(*n.has_callback);
+  return events;
+}
+
 /// How a claim ended.
 struct claim_end {
   std::optional<ready_to_submit> submit; // to SUBMITTING (write_claims): submit once committed
@@ -250,9 +263,9 @@ struct claim_end {
 /// as it was (its row stays locked until `tx` ends, then a later pass
 /// claims it on its own).
 claim_end run_claim(pqxx::work& tx, db::claimed_node n, const engine& e, db::event_batch& events,
-                    pass_result& out, bool batch_only) {
+                    pass_result& out, bool batch_only, db::context_result* prefetched = nullptr) {
   const auto claimed_at = std::chrono::steady_clock::now();
-  auto in = read_claim_inputs(tx, n, e);
+  auto in = read_claim_inputs(tx, n, e, prefetched);
   const bool batchable = claims_in_batch(n, in, e);
   if (batch_only && !batchable)
     return claim_end{std::nullopt, false, false, true};
@@ -487,6 +500,19 @@ struct pending_claims {
   }
 };
 
+/// The next attempts' contexts of `claimed`, read in one statement (a
+/// claim that refuses its node before the context ignores it).
+std::vector<db::context_result>
+prefetch_contexts(pqxx::work& tx, const std::vector<db::claimed_node>& claimed, const engine& e) {
+  std::vector<std::shared_ptr<const db::stored_plan>> plans;
+  std::vector<db::context_request> wanted;
+  for (auto& n : claimed) {
+    plans.push_back(e.plans.get(tx, n.template_key, n.template_version));
+    wanted.push_back({&n, plans.back().get(), n.attempt_no + 1});
+  }
+  return db::build_contexts(tx, wanted);
+}
+
 /// SPEC §1 chain claim: the successors the results in `tx` activated are
 /// claimed in the same transaction (READY → SUBMITTING, write-ahead, their
 /// own tokens), under the batch-claim rule, up to the batch size; the rest
@@ -499,13 +525,14 @@ void chain_claim(pqxx::work& tx, const std::vector<db::activated_node>& activate
   const int limit = std::max(1, e.settings.node_dispatch_batch_size);
   int taken = 0;
   db::event_batch gathered("", e.settings.callback_max_attempts);
-  for (auto& n : db::claim_activated(tx, activated, e.settings.network_class)) {
+  auto claimed = db::claim_activated(tx, activated, e.settings.network_class);
+  auto contexts = prefetch_contexts(tx, claimed, e);
+  for (size_t i = 0; i < claimed.size(); ++i) {
     if (taken >= limit)
       break;
-    db::event_batch events(n.request_id, e.settings.callback_max_attempts);
-    if (n.has_callback)
-      events.set_has_callback(*n.has_callback);
-    auto end = run_claim(tx, n, e, events, out, true);
+    auto& n = claimed[i];
+    auto events = events_for(n, e);
+    auto end = run_claim(tx, n, e, events, out, true, &contexts[i]);
     if (end.left)
       continue;
     ++taken;
@@ -619,14 +646,23 @@ std::vector<ready_to_submit> commit_with_retry(db::connection_slot& conn,
   }
 }
 
+/// Where dispatcher `lane` (of `lanes`) starts its walk of `listed`
+/// candidates: lane k at k/lanes of the list.
+size_t walk_start(int lane, int lanes, size_t listed) {
+  if (lanes <= 1)
+    return 0;
+  return (static_cast<size_t>(lane % lanes) * listed / static_cast<size_t>(lanes)) % listed;
+}
+
 /// Walks the unlocked FIFO candidates and claims free ones. The first claim
 /// is the first statement of its own transaction: a miss rolls that
 /// transaction back (releasing the skipped attempt's partial locks, as the
 /// reference's miss-only savepoint does) and a hit goes on in it, so a hit
 /// costs no SAVEPOINT/RELEASE round trips. When that node claims in batch,
-/// further nodes of other requests that do too join the transaction (each
-/// claim under the miss-only savepoint), up to the batch size; one COMMIT
-/// makes all their SUBMITTING rows durable. Returns the nodes to submit.
+/// further listed nodes of other requests that do too join the transaction
+/// (all claimed in one wait-free statement), up to the batch size; one
+/// COMMIT makes all their SUBMITTING rows durable. Returns the nodes to
+/// submit.
 std::vector<ready_to_submit> claim_and_prepare(db::connection_slot& conn, const engine& e, int lane,
                                                pass_result& out) {
   const auto& network_class = e.settings.network_class;
@@ -645,14 +681,12 @@ std::vector<ready_to_submit> claim_and_prepare(db::connection_slot& conn, const 
     }
     const size_t listed = ids.size();
     // Parallel dispatchers list the same FIFO head: each starts its walk at
-    // its own slot, so they do not all race for the oldest node and pay a
-    // miss each. The walk still covers every listed candidate.
+    // its own share of it, spread evenly, so they do not all race for the
+    // oldest nodes (nor a batch claim for its neighbour's) and pay a miss
+    // each. The walk still covers every listed candidate.
     if (tried.empty() && listed > 0)
-      std::rotate(ids.begin(), ids.begin() + lane % listed, ids.end());
-    std::optional<pqxx::work> tx;
-    bool batching = false; // the transaction's first claim claims in batch
-    size_t claims = 0;     // nodes this transaction claimed
-    std::set<std::string> requests;
+      std::rotate(ids.begin(), ids.begin() + walk_start(lane, e.settings.node_dispatchers, listed),
+                  ids.end());
     std::vector<ready_to_submit> batch;
     db::event_batch gathered("", e.settings.callback_max_attempts);
     // A deferred node was looked at, not worked on: alone it still keeps
@@ -662,59 +696,56 @@ std::vector<ready_to_submit> claim_and_prepare(db::connection_slot& conn, const 
         out.processed = 1;
       return std::move(batch);
     };
-    for (auto& id : ids) {
-      if (claims >= batch_size)
-        break;
-      const bool first = !tx;
-      if (first)
-        tx.emplace(conn.get());
-      auto claimed = db::claim_for_dispatch(*tx, id, network_class,
-                                            first ? db::claim_scope::first_in_transaction
-                                                  : db::claim_scope::savepoint);
-      if (!claimed) {
-        if (first)
-          tx.reset(); // rolls back, releasing any partial lock
-        tried.push_back(id);
-        continue;
-      }
-      if (!first && !requests.insert(claimed->request_id).second)
-        continue; // one node per request and transaction: the next pass takes it
-      db::event_batch events(claimed->request_id, e.settings.callback_max_attempts);
-      if (claimed->has_callback)
-        events.set_has_callback(*claimed->has_callback);
-      auto end = run_claim(*tx, *claimed, e, events, out, !first);
-      if (end.left)
-        continue;
+    // One claimed node's end, gathered into the transaction's writes.
+    auto take = [&](const db::claimed_node& n, db::event_batch& events, claim_end& end) {
       if (!end.deferred)
         ++out.processed;
-      ++claims;
       events.move_into(gathered);
-      if (first) {
-        batching = end.batchable && batch_size > 1;
-        requests.insert(claimed->request_id);
-      }
       if (end.submit)
         batch.push_back(std::move(*end.submit));
       else if (end.deferred) {
         // Nothing was done for it: the nodes behind it are not held up.
-        tried.push_back(id);
+        tried.push_back(n.id);
         ++deferred;
       }
-      if (!batching) {
-        write_claims(*tx, gathered, batch, e);
-        tx->commit();
-        tx.reset();
-        claims = 0;
-        requests.clear();
-        if (!batch.empty() || !end.deferred)
-          return finish(); // a node on its own, submitted or settled
+    };
+    for (size_t pos = 0; pos < ids.size(); ++pos) {
+      pqxx::work tx(conn.get());
+      auto claimed = db::claim_for_dispatch(tx, ids[pos], network_class,
+                                            db::claim_scope::first_in_transaction);
+      if (!claimed) {
+        tx.abort(); // releases any partial lock
+        tried.push_back(ids[pos]);
+        continue;
       }
-    }
-    if (tx) {
-      write_claims(*tx, gathered, batch, e);
-      tx->commit();
-      if (claims > 0)
-        return finish();
+      auto events = events_for(*claimed, e);
+      auto end = run_claim(tx, *claimed, e, events, out, false);
+      take(*claimed, events, end);
+      const bool batching = end.batchable && batch_size > 1;
+      if (batching) {
+        // The rest of the listed candidates that claim in batch join this
+        // transaction, claimed in one statement, one node per request.
+        std::set<std::string> requests{claimed->request_id};
+        size_t claims = 1;
+        const std::vector<std::string> rest(ids.begin() + static_cast<long>(pos) + 1, ids.end());
+        auto joining = db::claim_for_dispatch_batch(tx, rest, network_class);
+        auto contexts = prefetch_contexts(tx, joining, e);
+        for (size_t i = 0; i < joining.size() && claims < batch_size; ++i) {
+          auto& n = joining[i];
+          if (!requests.insert(n.request_id).second)
+            continue; // the next pass takes it
+          auto more = events_for(n, e);
+          auto joined = run_claim(tx, n, e, more, out, true, &contexts[i]);
+          if (joined.left)
+            continue;
+          ++claims;
+          take(n, more, joined);
+        }
+      }
+      write_claims(tx, gathered, batch, e);
+      tx.commit();
+      if (batching || !batch.empty() || !end.deferred)
+        return finish(); // a batch, or a node on its own submitted or settled
     }
     if (static_cast<int>(listed) < window) {
       // Work exists but its rows are busy (observer or reconcile hold the

@@ -1,6 +1,7 @@
 // Movement actors live only while their request needs the workers: a
 // request that waits for approval, was rejected, cancelled, expired or has
-// completed leaves the registry's active_movements back at its baseline.
+// completed leaves the registry's active_movements back at its baseline, and
+// a change its own transaction reconciled starts none.
 #include <boost/test/unit_test.hpp>
 
 #include "domain/json.hpp"
@@ -37,7 +38,8 @@ struct movements_fixture : test::runtime_fixture {
     start();
     pool = std::make_unique<db::connection_pool>(url, 2);
     sctx.reset(new services::service_context{
-        *pool, settings, rt->plans(), [this](const std::string& id) { rt->notify_changed(id); },
+        *pool, settings, rt->plans(),
+        [this](const std::string& id, bool reconciled) { rt->notify_changed(id, reconciled); },
         &rt->engine().providers});
     svc = std::make_unique<services::movement_service>(*sctx);
   }
@@ -129,6 +131,21 @@ BOOST_FIXTURE_TEST_CASE(a_completed_request_leaves_active_movements_at_baseline,
   BOOST_REQUIRE_EQUAL(svc->approve(bob, id, empty).status, 200);
   BOOST_TEST(eventually([&] { return snapshot(id).request_state == "COMPLETED"; }, 15s));
   BOOST_TEST(back_to_baseline(base));
+  BOOST_TEST(stop() == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(an_approval_reconciled_in_its_transaction_starts_no_movement_actor,
+                        movements_fixture) {
+  start_with_api();
+  auto base = counts();
+  auto id = create();
+  BOOST_REQUIRE(back_to_baseline(base)); // the create's own reconcile
+  auto approved = counts();
+  BOOST_REQUIRE_EQUAL(svc->approve(bob, id, empty).status, 200);
+  BOOST_TEST(eventually([&] { return snapshot(id).request_state == "COMPLETED"; }, 15s));
+  // The approval reconciled the request under its locks; node results are
+  // reconciled in their own transactions: nothing was left for an actor.
+  BOOST_TEST(counts().started == approved.started);
   BOOST_TEST(stop() == 0);
 }
 

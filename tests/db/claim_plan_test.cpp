@@ -75,6 +75,30 @@ BOOST_FIXTURE_TEST_CASE(a_dispatch_claim_of_a_row_no_longer_claimable_misses,
                                    "' FOR UPDATE NOWAIT"));
 }
 
+BOOST_FIXTURE_TEST_CASE(a_batch_dispatch_claim_probes_keys_skips_busy_rows_and_keeps_claimable_ones,
+                        stale_statistics_fixture) {
+  // Six listed candidates, newest first: one request is paused, one is
+  // held by another transaction (an approval, a reconcile); the others are
+  // claimed in FIFO order without waiting.
+  std::vector<std::string> listed;
+  for (int i = 5; i >= 0; --i)
+    listed.push_back(node_id(*this, requests[static_cast<size_t>(i) * 50]));
+  exec("UPDATE movement_requests SET dispatch_paused = true WHERE id = '" + requests[50] + "'");
+  auto holder = db::connect(url);
+  pqxx::work held(*holder);
+  held.exec("SELECT 1 FROM movement_requests WHERE id = '" + requests[100] + "' FOR UPDATE");
+  auto c = db::connect(url);
+  pqxx::work tx(*c);
+  std::vector<std::string> got;
+  for (auto& n : db::claim_for_dispatch_batch(tx, listed, "devnet"))
+    got.push_back(n.request_id);
+  std::vector<std::string> expected{requests[0], requests[150], requests[200], requests[250]};
+  BOOST_TEST(got == expected, boost::test_tools::per_element());
+  BOOST_TEST(state_index_scans(tx, "nodes_dispatch_ready") == 0);
+  BOOST_TEST(state_index_scans(tx, "movement_requests_active") == 0);
+  BOOST_TEST(db::claim_for_dispatch_batch(tx, {}, "devnet").empty());
+}
+
 BOOST_FIXTURE_TEST_CASE(the_candidate_list_probes_requests_by_key_on_stale_statistics,
                         stale_statistics_fixture) {
   auto c = db::connect(url);

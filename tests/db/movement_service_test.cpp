@@ -42,10 +42,12 @@ struct service_fixture : db_fixture {
   db::connection_pool pool{url, 4};
   std::mutex changed_mutex;
   std::vector<std::string> changed;
+  std::vector<bool> reconciled; // per announced change: its transaction reconciled it
   services::service_context sctx{pool, settings, ctx->plans,
-                                 [this](const std::string& id) {
+                                 [this](const std::string& id, bool was_reconciled) {
                                    std::lock_guard<std::mutex> lock(changed_mutex);
                                    changed.push_back(id);
+                                   reconciled.push_back(was_reconciled);
                                  },
                                  &ctx->providers};
   services::movement_service svc{sctx};
@@ -190,6 +192,7 @@ BOOST_FIXTURE_TEST_CASE(create_answers_201_then_200_for_same_body_and_409_for_an
   BOOST_TEST(audits_for(id, "create") == 1);
   BOOST_TEST(events_of(id, "request_created") == 1);
   BOOST_TEST(changed == std::vector<std::string>{id});
+  BOOST_TEST(reconciled == std::vector<bool>{false}); // its movement actor reconciles
 
   // Same body, members in another order and other whitespace.
   auto again = svc.create(alice, body(R"({"idempotency_key": "order-1",
@@ -373,6 +376,7 @@ BOOST_FIXTURE_TEST_CASE(approve_pending_request, service_fixture) {
   BOOST_TEST(events_of(id, "request_approved") == 1);
   BOOST_TEST(audits_for(id, "approve") == 1);
   BOOST_TEST(changed.back() == id);
+  BOOST_TEST(reconciled.back()); // approved and reconciled in one transaction
 }
 
 BOOST_FIXTURE_TEST_CASE(approve_refusals_change_nothing, service_fixture) {
