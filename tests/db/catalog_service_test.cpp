@@ -118,7 +118,8 @@ BOOST_FIXTURE_TEST_CASE(proposal_is_refused_400_then_422_with_every_compile_erro
     {"node_key": "a", "action_type": "s"}], "edges": [["a", "ghost"]]})";
   auto r = svc.propose_template(alice, body(propose_body("k", broken)));
   BOOST_TEST(r.status == 422);
-  auto details = parsed(r)["error"]["details"].GetArray();
+  auto reply_doc = parsed(r);
+  auto details = reply_doc["error"]["details"].GetArray();
   BOOST_TEST(details.Size() >= 2u);
   for (auto& d : details)
     BOOST_TEST(std::string(d["field"].GetString()).rfind("plan.", 0) == 0u);
@@ -218,7 +219,8 @@ BOOST_FIXTURE_TEST_CASE(executors_are_listed_per_process, catalog_fixture) {
   exec("INSERT INTO executors VALUES ('sim', 'n1', 'up', now()), ('sim', 'n2', 'down', NULL)");
   auto r = svc.list_executors(bob);
   BOOST_TEST(r.status == 200);
-  auto items = parsed(r)["items"].GetArray();
+  auto reply_doc = parsed(r);
+  auto items = reply_doc["items"].GetArray();
   BOOST_REQUIRE(items.Size() == 2u);
   BOOST_TEST(json::get_string(items[0], "runtime_node") == "n1");
   BOOST_TEST(json::get_string(items[0], "health_state") == "up");
