@@ -19,6 +19,7 @@ int usage() {
          "  demo                  run sim movements in-process and show their progress\n"
          "  bench [--movements N] [--shape chain4|fan4] [--json] [--no-compare]\n"
          "        [--latency-movements N] [--pace-ms MS] [--compare-movements N]\n"
+         "        [--approve-while-running]\n"
          "                        throughput and latency on the zero-latency sim\n"
          "  templates load DIR    load template JSON files\n"
          "  keys new --scopes create,read [--key-id ID]\n"

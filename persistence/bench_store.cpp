@@ -57,16 +57,23 @@ bench_percentiles bench_hop(pqxx::transaction_base& tx, const std::string& prefi
       prefix);
 }
 
-bench_throughput bench_read_throughput(pqxx::transaction_base& tx, const std::string& prefix) {
+bench_throughput bench_read_throughput(pqxx::transaction_base& tx, const std::string& prefix,
+                                       const std::string& started_at) {
   auto r = tx.exec_params("SELECT count(*) FILTER (WHERE r.request_state = 'COMPLETED'),"
-                          " extract(epoch FROM max(r.updated_at) - min(e.occurred_at))"
+                          " extract(epoch FROM max(r.updated_at) -"
+                          "  COALESCE(NULLIF($2, '')::timestamptz, min(e.occurred_at)))"
                           " FROM movement_requests r JOIN movement_events e ON e.request_id = r.id"
                           "  AND e.event_type = 'request_approved' WHERE r.idempotency_key LIKE $1",
-                          prefix);
+                          prefix, started_at);
   bench_throughput out;
   out.completed = r[0][0].as<long>();
   out.seconds = r[0][1].is_null() ? 0 : r[0][1].as<double>();
   return out;
+}
+
+std::string bench_clock(pqxx::connection& c) {
+  pqxx::nontransaction tx(c);
+  return tx.exec("SELECT clock_timestamp()::text")[0][0].c_str();
 }
 
 long bench_count_settled(pqxx::transaction_base& tx, const std::string& prefix) {

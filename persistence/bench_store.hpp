@@ -25,9 +25,13 @@ bench_percentiles bench_hop(pqxx::transaction_base& tx, const std::string& prefi
 
 struct bench_throughput {
   long completed = 0;
-  double seconds = 0; // first approval event → last request update
+  double seconds = 0; // `started_at` (else the first approval event) → last request update
 };
-bench_throughput bench_read_throughput(pqxx::transaction_base& tx, const std::string& prefix);
+bench_throughput bench_read_throughput(pqxx::transaction_base& tx, const std::string& prefix,
+                                       const std::string& started_at = "");
+
+/// The database's clock now, as timestamptz text (the rows are stamped by it).
+std::string bench_clock(pqxx::connection& c);
 
 /// Requests under `prefix` that the workers are done with.
 long bench_count_settled(pqxx::transaction_base& tx, const std::string& prefix);
