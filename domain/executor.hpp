@@ -1,6 +1,7 @@
 #pragma once
 // Executor and signer ports, protocol_version "1.0" (reference: dispatch.py
 // build_execution_context and SignRequest; SPEC §4).
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -50,6 +51,9 @@ struct step_result {
   std::optional<double> retry_after_seconds;
   std::string error_code;
   std::string error_detail;
+  /// When the engine's call to the executor returned; stamped by the
+  /// engine, never taken from what the provider sent.
+  std::optional<std::chrono::system_clock::time_point> answered_at;
 };
 
 struct prepared_action {

@@ -1,5 +1,8 @@
 #include "domain/step_proof.hpp"
 
+#include <cstdio>
+#include <ctime>
+
 #include "domain/json_writer.hpp"
 #include "domain/provider_answer.hpp"
 #include "domain/recovery.hpp"
@@ -20,13 +23,33 @@ std::string with_answer_members(json::writer& w, const step_result& r) {
     w.number(*r.retry_after_seconds);
   else
     w.null();
-  return w.member("error_code", domain::storable_text(r.error_code))
-      .member("error_detail", domain::storable_text(r.error_detail))
-      .end_object()
-      .str();
+  w.member("error_code", domain::storable_text(r.error_code))
+      .member("error_detail", domain::storable_text(r.error_detail));
+  if (r.answered_at)
+    w.member("answered_at", utc_timestamp_text(*r.answered_at));
+  return w.end_object().str();
 }
 
 } // namespace
+
+std::string utc_timestamp_text(std::chrono::system_clock::time_point t) {
+  using namespace std::chrono;
+  const auto since_epoch = duration_cast<microseconds>(t.time_since_epoch());
+  auto seconds = duration_cast<std::chrono::seconds>(since_epoch);
+  auto micros = since_epoch - seconds;
+  if (micros.count() < 0) { // before 1970: floor, so the fraction stays positive
+    seconds -= std::chrono::seconds(1);
+    micros += std::chrono::seconds(1);
+  }
+  const std::time_t whole = static_cast<std::time_t>(seconds.count());
+  std::tm utc{};
+  gmtime_r(&whole, &utc);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &utc);
+  char fraction[32];
+  std::snprintf(fraction, sizeof fraction, ".%06lldZ", static_cast<long long>(micros.count()));
+  return std::string(date) + fraction;
+}
 
 std::string step_proof_json(const step_result& r) {
   json::writer w;

@@ -9,8 +9,11 @@ namespace mg::services {
 using domain::executor_step;
 using domain::recover_outcome;
 
-domain::recover_result call_recover(const db::claimed_node& n, const domain::execution_context& ctx,
-                                    const domain::provider_registry& providers) {
+namespace {
+
+domain::recover_result recover_answer(const db::claimed_node& n,
+                                      const domain::execution_context& ctx,
+                                      const domain::provider_registry& providers) {
   auto* executor = providers.find_executor(n.executor_key);
   try {
     if (!executor)
@@ -30,6 +33,15 @@ domain::recover_result call_recover(const db::claimed_node& n, const domain::exe
     r.result.error_detail = ex.what();
     return r;
   }
+}
+
+} // namespace
+
+domain::recover_result call_recover(const db::claimed_node& n, const domain::execution_context& ctx,
+                                    const domain::provider_registry& providers) {
+  auto rr = recover_answer(n, ctx, providers);
+  rr.result.answered_at = std::chrono::system_clock::now();
+  return rr;
 }
 
 db::node_update recover_update(const db::claimed_node& n, const domain::recover_result& rr) {

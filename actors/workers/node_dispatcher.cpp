@@ -376,14 +376,18 @@ domain::step_result unanswered_submit(const std::string& why) {
 
 /// executor.submit for one node.
 domain::step_result call_submit(const ready_to_submit& r) {
-  try {
-    return checked_submit(
-        r.executor->submit(r.ctx, r.action, r.signature ? &*r.signature : nullptr));
-  } catch (const domain::provider_protocol_error& ex) {
-    return domain::protocol_violation(domain::executor_step::submit, {}, ex.what());
-  } catch (const std::exception& ex) {
-    return unanswered_submit(ex.what());
-  }
+  auto answer = [&] {
+    try {
+      return checked_submit(
+          r.executor->submit(r.ctx, r.action, r.signature ? &*r.signature : nullptr));
+    } catch (const domain::provider_protocol_error& ex) {
+      return domain::protocol_violation(domain::executor_step::submit, {}, ex.what());
+    } catch (const std::exception& ex) {
+      return unanswered_submit(ex.what());
+    }
+  }();
+  answer.answered_at = std::chrono::system_clock::now();
+  return answer;
 }
 
 /// The submits of a claimed batch, each executor's share in one
@@ -414,6 +418,9 @@ std::vector<domain::step_result> submit_all(const std::vector<ready_to_submit>& 
       for (auto i : items)
         answers[i] = unanswered_submit(ex.what());
     }
+    const auto answered_at = std::chrono::system_clock::now();
+    for (auto i : items)
+      answers[i].answered_at = answered_at;
   }
   return answers;
 }

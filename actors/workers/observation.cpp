@@ -9,8 +9,10 @@ namespace mg::workers {
 
 using domain::node_state;
 
-domain::step_result call_observe(const db::claimed_node& n, const domain::execution_context& ctx,
-                                 const engine& e) {
+namespace {
+
+domain::step_result observe_answer(const db::claimed_node& n, const domain::execution_context& ctx,
+                                   const engine& e) {
   using domain::executor_step;
   auto* executor = e.providers.find_executor(n.executor_key);
   try {
@@ -26,6 +28,15 @@ domain::step_result call_observe(const db::claimed_node& n, const domain::execut
     r.error_detail = ex.what();
     return r;
   }
+}
+
+} // namespace
+
+domain::step_result call_observe(const db::claimed_node& n, const domain::execution_context& ctx,
+                                 const engine& e) {
+  auto answer = observe_answer(n, ctx, e);
+  answer.answered_at = std::chrono::system_clock::now();
+  return answer;
 }
 
 db::node_update observation_update(const db::claimed_node& n, const domain::step_result& r) {

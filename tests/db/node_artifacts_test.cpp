@@ -37,9 +37,43 @@ std::string generated(db_fixture& f, const std::string& node) {
                   node + "' AND attempt_no = 1 AND kind = 'generated'");
 }
 
+/// Whether the node's `kind` proof of attempt 1 carries an answered_at of
+/// the last minute (the engine's clock, not a provider's claim).
+bool answered_within_the_minute(db_fixture& f, const std::string& node, const std::string& kind) {
+  return f.scalar("SELECT (payload->>'answered_at')::timestamptz"
+                  " BETWEEN now() - interval '1 minute' AND clock_timestamp()"
+                  " FROM node_artifacts WHERE node_id = '" +
+                  node + "' AND attempt_no = 1 AND kind = '" + kind + "'") == "t";
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(node_artifacts)
+
+// The bench's hop starts when the executor answered: every proof records
+// when the engine's call returned, whatever the provider wrote.
+BOOST_FIXTURE_TEST_CASE(every_proof_records_when_the_engine_got_its_answer,
+                        test::reference_db_fixture) {
+  const std::string forged = R"("answered_at": "1999-01-01T00:00:00Z")";
+  add_template(sim_template(
+      "t", R"({"answer": {"submit": {"next_state": "SUBMITTED", "retry_after_seconds": 0, )" +
+               forged + R"(}, "observe": {"next_state": "COMPLETED", )" + forged + "}}}"));
+  add_template(sim_template("r", R"({"unknown_at": "submit", "answer": {"recover":
+      {"outcome": "found", "result": {"next_state": "COMPLETED", )" +
+                                     forged + "}}}}"));
+  auto observed = node_id(*this, create_and_approve("t"));
+  auto recovered = node_id(*this, create_and_approve("r"));
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 1);
+  BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 1);
+  BOOST_REQUIRE(node_col(*this, observed, "node_state") == "COMPLETED");
+  BOOST_REQUIRE(node_col(*this, recovered, "node_state") == "COMPLETED");
+  BOOST_TEST(answered_within_the_minute(*this, observed, "submit_proof"));
+  BOOST_TEST(answered_within_the_minute(*this, observed, "observe_proof"));
+  BOOST_TEST(answered_within_the_minute(*this, recovered, "submit_proof"));
+  BOOST_TEST(answered_within_the_minute(*this, recovered, "recover_proof"));
+}
 
 BOOST_FIXTURE_TEST_CASE(submit_saves_its_proof_and_generated_artifacts,
                         test::reference_db_fixture) {

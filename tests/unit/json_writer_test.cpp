@@ -90,6 +90,18 @@ BOOST_AUTO_TEST_CASE(step_proof_keeps_its_shape) {
              R"("error_detail":""})");
 }
 
+BOOST_AUTO_TEST_CASE(step_proof_records_when_the_engine_got_the_answer) {
+  using namespace std::chrono;
+  domain::step_result r;
+  r.next_state = domain::node_state::submitted;
+  r.answered_at = system_clock::time_point(seconds(1796439845) + microseconds(7));
+  auto doc = json::read(mg::domain::step_proof_json(r));
+  BOOST_REQUIRE(doc.has_value());
+  BOOST_TEST(json::get_string(doc->doc, "answered_at") == "2026-12-05T03:04:05.000007Z");
+  BOOST_TEST(mg::domain::utc_timestamp_text(system_clock::time_point(milliseconds(-1))) ==
+             "1969-12-31T23:59:59.999000Z");
+}
+
 BOOST_AUTO_TEST_CASE(step_proof_of_hostile_provider_text_is_valid_json) {
   domain::step_result r;
   r.provider_state = hostile;
