@@ -181,7 +181,7 @@ std::optional<std::string> run_pass(worker_actor::stateful_pointer<loop_state> s
 worker_actor::behavior_type loop_worker(worker_actor::stateful_pointer<loop_state> self,
                                         worker_spec spec, worker_env env) {
   self->state.conn = std::make_unique<db::connection_slot>(
-      db::with_application_name(env.database_url, "movegate:" + spec.name));
+      db::with_application_name(env.database_url, "movegate:" + spec.name), spec.plans);
   auto meters = std::make_shared<const worker_meters>(spec.name);
   return {
       [=](tick_atom, uint64_t gen) {

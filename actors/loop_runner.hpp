@@ -87,6 +87,9 @@ struct worker_spec {
   /// once they are down (the cluster lease: no peer takes this node's
   /// claims over while their submits may still answer).
   bool outlives_drain = false;
+  /// How its connection plans statements: generic for the engine's hot
+  /// loops (see db::plan_choice).
+  db::plan_choice plans = db::plan_choice::automatic;
 };
 
 struct worker_env {

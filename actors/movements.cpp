@@ -25,7 +25,7 @@ reconciler(reconciler_actor::stateful_pointer<reconciler_state> self,
            std::shared_ptr<workers::engine_context> ctx, std::string database_url,
            std::shared_ptr<runtime_links> links, bool wakeups) {
   self->state.conn = std::make_unique<db::connection_slot>(
-      db::with_application_name(database_url, "movegate:reconciler"));
+      db::with_application_name(database_url, "movegate:reconciler"), db::plan_choice::generic);
   return {
       [=](reconcile_atom, const std::string& request_id) -> caf::result<bool> {
         try {

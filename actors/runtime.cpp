@@ -87,6 +87,9 @@ std::vector<worker_spec> engine_workers(caf::actor_system& sys,
                        return listener->pass(listener_wait_ms);
                      }});
   }
+  // The engine's loops run the same few statements for every node.
+  for (auto& spec : specs)
+    spec.plans = db::plan_choice::generic;
   return specs;
 }
 

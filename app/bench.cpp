@@ -5,6 +5,7 @@
 // an idle runtime) and, for comparison, latency with wake-ups off at the
 // reference intervals, and the process's memory (the runtime runs in it)
 // after each phase.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "actors/system_config.hpp"
+#include "app/bench_actor_memory.hpp"
 #include "app/common.hpp"
 #include "domain/json_writer.hpp"
 #include "executors/sim.hpp"
@@ -127,6 +129,9 @@ server_costs costs_between(const db::server_counters& a, const db::server_counte
   return out;
 }
 
+/// Live movement actors kept at once to weigh one.
+constexpr int movement_actor_sample = 20000;
+
 constexpr int backlog_ttl_seconds = 24 * 3600;
 
 std::vector<std::string> create_movements(pqxx::connection& c, actors::runtime& rt,
@@ -210,9 +215,10 @@ void wait_settled(pqxx::connection& c, const std::string& prefix, long n, double
       progress(what + ": " + std::to_string(done) + "/" + std::to_string(n) + " settled");
       last_report = now;
     }
-    // The count scans every request of the run: poll gently, the figures
-    // come from database timestamps anyway.
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // The count scans every request of the run: poll gently (about 1 ms
+    // between polls per 100 requests, at least 100 ms), the figures come
+    // from database timestamps anyway.
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::max(100L, n / 100)));
   }
 }
 
@@ -250,7 +256,7 @@ std::string fmt3(double v) {
 }
 
 void print_table(const bench_options& o, const phase_result& t, const phase_result& l,
-                 const phase_result* off) {
+                 const phase_result* off, const actor_memory& actors) {
   std::printf("movegate bench — shape %s, %d movements x %d nodes, sim zero latency\n",
               o.shape.c_str(), o.movements, o.nodes_per_movement);
   std::printf("%-44s %12s\n", "metric", "value");
@@ -278,6 +284,8 @@ void print_table(const bench_options& o, const phase_result& t, const phase_resu
   std::printf("%-44s %12s\n", "memory: RSS after throughput (MiB)", fmt(t.memory.rss_mib).c_str());
   std::printf("%-44s %12s\n", "memory: RSS after latency (MiB)", fmt(l.memory.rss_mib).c_str());
   std::printf("%-44s %12s\n", "memory: peak RSS (MiB)", fmt(l.memory.peak_mib).c_str());
+  std::printf("%-44s %12s\n", "memory: per live movement actor (bytes)",
+              fmt(actors.bytes_per_actor).c_str());
   auto row = [](const char* name, const percentiles& p) {
     std::printf("%-44s %12s %12s %8ld\n", name, fmt(p.p50).c_str(), fmt(p.p99).c_str(), p.samples);
   };
@@ -300,7 +308,7 @@ void percentiles_json(json::writer& w, const char* name, const percentiles& p) {
 }
 
 void print_json(const bench_options& o, const phase_result& t, const phase_result& l,
-                const phase_result* off) {
+                const phase_result* off, const actor_memory& actors) {
   json::writer w;
   w.begin_object();
   w.member("shape", o.shape).member("movements", o.movements);
@@ -317,6 +325,9 @@ void print_json(const bench_options& o, const phase_result& t, const phase_resul
   w.key("memory_mib").begin_object();
   w.key("after_throughput").raw(fmt(t.memory.rss_mib));
   w.key("after_latency").raw(fmt(l.memory.rss_mib)).key("peak").raw(fmt(l.memory.peak_mib));
+  w.end_object();
+  w.key("movement_actor_memory").begin_object();
+  w.member("actors", actors.actors).key("bytes_per_actor").raw(fmt(actors.bytes_per_actor));
   w.end_object();
   if (off) {
     w.key("wakeups_off").begin_object();
@@ -342,6 +353,9 @@ int cmd_bench(const args& a) {
   o.compare = !has_flag(a, "--no-compare");
   o.approve_while_running = has_flag(a, "--approve-while-running");
   std::string template_key = "bench_" + o.shape;
+  // First, while this process has freed nothing malloc could hand back out.
+  progress("movement actor memory: " + std::to_string(movement_actor_sample) + " live actors");
+  auto actors = measure_movement_actor_memory(movement_actor_sample);
   progress("migrating and loading templates");
   db::migrate(s.database_url, db::bundled_migrations());
   load_templates(s.database_url, default_templates_dir(), false);
@@ -425,9 +439,9 @@ int cmd_bench(const args& a) {
     });
   }
   if (o.json)
-    print_json(o, throughput, latency, o.compare ? &off : nullptr);
+    print_json(o, throughput, latency, o.compare ? &off : nullptr, actors);
   else
-    print_table(o, throughput, latency, o.compare ? &off : nullptr);
+    print_table(o, throughput, latency, o.compare ? &off : nullptr, actors);
   return throughput.completed == o.movements ? 0 : 1;
 }
 

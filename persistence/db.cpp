@@ -20,6 +20,15 @@ std::unique_ptr<pqxx::connection> connect(const std::string& url) {
   return c;
 }
 
+std::unique_ptr<pqxx::connection> connect(const std::string& url, plan_choice plans) {
+  auto c = connect(url);
+  if (plans == plan_choice::generic) {
+    pqxx::nontransaction tx(*c);
+    tx.exec0("SET plan_cache_mode = force_generic_plan");
+  }
+  return c;
+}
+
 std::string with_application_name(const std::string& url, const std::string& name) {
   bool uri = url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0;
   if (uri)

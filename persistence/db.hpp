@@ -11,6 +11,21 @@ namespace mg::db {
 /// Opens a connection; the URL is never logged (it may carry a password).
 std::unique_ptr<pqxx::connection> connect(const std::string& url);
 
+/// How a connection's prepared statements are planned.
+enum class plan_choice {
+  /// PostgreSQL's default: re-planned for each execution's parameters
+  /// until a generic plan looks as cheap.
+  automatic,
+  /// One generic plan per statement, made at its first execution. For the
+  /// engine's loops, which run a few statements thousands of times a
+  /// second, each keyed by primary keys, partial indexes or ANY(ids): there
+  /// re-planning costs several times the execution.
+  generic,
+};
+
+/// Opens a connection whose prepared statements are planned as `plans` says.
+std::unique_ptr<pqxx::connection> connect(const std::string& url, plan_choice plans);
+
 /// `url` with application_name set, so pg_stat_activity shows which worker
 /// holds a connection. Works for URI and key=value connection strings.
 std::string with_application_name(const std::string& url, const std::string& name);

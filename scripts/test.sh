@@ -21,5 +21,5 @@ if [[ $fuzz_seconds != 0 ]]; then
 fi
 
 echo "[test] running ctest"
-bash scripts/with-pg.sh ctest --test-dir build --output-on-failure -j1 --timeout 300 "$@" || rc=$?
+bash scripts/with-pg.sh ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 300 "$@" || rc=$?
 exit "$rc"

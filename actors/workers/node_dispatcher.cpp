@@ -787,6 +787,45 @@ void record_hop(const ready_to_submit& r, const domain::step_result& s) {
           .count());
 }
 
+/// The result commits on /metrics: how many results each commits, how long
+/// it takes (retries included), and how many answered results wait for
+/// theirs right now.
+struct result_commit_meters {
+  metrics::histogram& batch_size;
+  metrics::histogram& seconds;
+  metrics::gauge& waiting;
+};
+
+result_commit_meters& result_commits() {
+  static result_commit_meters m{
+      metrics::registry::global().get_histogram(
+          "movegate_result_commit_batch_size",
+          "Node results (with their reconciles and chain claims) committed per transaction.",
+          {1, 2, 4, 8, 16, 32, 64, 128, 256}),
+      metrics::registry::global().get_histogram(
+          "movegate_result_commit_seconds",
+          "From node results handed to their commit to the commit acknowledged, retries included.",
+          metrics::duration_buckets()),
+      metrics::registry::global().get_gauge(
+          "movegate_results_awaiting_commit",
+          "Executor answers received whose result transaction has not committed yet.")};
+  return m;
+}
+
+/// Counts `n` results as waiting for their commit while it lives.
+class awaiting_commit {
+public:
+  explicit awaiting_commit(size_t n) : n_(static_cast<double>(n)) {
+    result_commits().waiting.add(n_);
+  }
+  awaiting_commit(const awaiting_commit&) = delete;
+  awaiting_commit& operator=(const awaiting_commit&) = delete;
+  ~awaiting_commit() { result_commits().waiting.add(-n_); }
+
+private:
+  double n_;
+};
+
 bool stop_requested(const std::atomic<bool>* stopping) {
   return stopping && stopping->load(std::memory_order_acquire);
 }
@@ -799,6 +838,7 @@ std::vector<ready_to_submit>
 submit_and_commit(db::connection_slot& conn, std::vector<ready_to_submit> claimed, const engine& e,
                   bool chain, const std::atomic<bool>* stopping, pass_result& out) {
   auto answers = submit_all(claimed);
+  awaiting_commit waiting(answers.size());
   chain = chain && !stop_requested(stopping);
   std::vector<submitted> results;
   for (size_t i = 0; i < claimed.size(); ++i) {
@@ -815,7 +855,11 @@ submit_and_commit(db::connection_slot& conn, std::vector<ready_to_submit> claime
   }
   if (results.empty())
     return {};
+  const auto handed = std::chrono::steady_clock::now();
   auto chained = commit_with_retry(conn, results, e, chain, out);
+  result_commits().seconds.observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - handed).count());
+  result_commits().batch_size.observe(static_cast<double>(results.size()));
   for (auto& item : results)
     out.stale += item.stale ? 1 : 0;
   return chained;
@@ -827,6 +871,7 @@ pass_result dispatch_pass(db::connection_slot& conn, const engine& e, int lane,
                           const std::atomic<bool>* stopping) {
   pass_result out;
   hop_histogram(); // exported (empty) before the first hop
+  result_commits();
   auto batch = claim_and_prepare(conn, e, lane, out);
   // SPEC §1 chain claim (off with wake-ups off, as the reference). A pass
   // follows chains a bounded number of steps, so one long chain does not

@@ -107,8 +107,10 @@ struct lane_state {
 actors::observe_lane_actor::behavior_type
 observe_lane(actors::observe_lane_actor::stateful_pointer<lane_state> self,
              std::shared_ptr<engine_context> ctx, int index) {
-  self->state.conn = std::make_unique<db::connection_slot>(db::with_application_name(
-      ctx->settings.database_url, "movegate:node_observer-" + std::to_string(index)));
+  self->state.conn = std::make_unique<db::connection_slot>(
+      db::with_application_name(ctx->settings.database_url,
+                                "movegate:node_observer-" + std::to_string(index)),
+      db::plan_choice::generic);
   return {
       [=](actors::observe_atom, const std::vector<std::string>& ids)
           -> caf::result<int32_t, int32_t, int32_t, bool, bool> {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "persistence/connection_slot.hpp"
 #include "persistence/db.hpp"
 #include "persistence/node_store.hpp"
 #include "tests/support/db_fixture.hpp"
@@ -53,7 +54,7 @@ BOOST_AUTO_TEST_SUITE(claim_plan)
 BOOST_FIXTURE_TEST_CASE(a_dispatch_claim_probes_primary_keys_on_stale_statistics,
                         stale_statistics_fixture) {
   auto last = node_id(*this, requests.back());
-  auto c = db::connect(url);
+  auto c = db::connect(url, db::plan_choice::generic);
   pqxx::work tx(*c);
   auto hit = db::claim_for_dispatch(tx, last, "devnet", db::claim_scope::first_in_transaction);
   BOOST_REQUIRE(hit.has_value());
@@ -66,7 +67,7 @@ BOOST_FIXTURE_TEST_CASE(a_dispatch_claim_of_a_row_no_longer_claimable_misses,
                         stale_statistics_fixture) {
   auto paused = node_id(*this, requests.front());
   exec("UPDATE movement_requests SET dispatch_paused = true WHERE id = '" + requests.front() + "'");
-  auto c = db::connect(url);
+  auto c = db::connect(url, db::plan_choice::generic);
   pqxx::work tx(*c);
   BOOST_TEST(!db::claim_for_dispatch(tx, paused, "devnet").has_value());
   BOOST_TEST(!db::claim_for_dispatch(tx, paused, "testnet").has_value());
@@ -87,7 +88,7 @@ BOOST_FIXTURE_TEST_CASE(a_batch_dispatch_claim_probes_keys_skips_busy_rows_and_k
   auto holder = db::connect(url);
   pqxx::work held(*holder);
   held.exec("SELECT 1 FROM movement_requests WHERE id = '" + requests[100] + "' FOR UPDATE");
-  auto c = db::connect(url);
+  auto c = db::connect(url, db::plan_choice::generic);
   pqxx::work tx(*c);
   std::vector<std::string> got;
   for (auto& n : db::claim_for_dispatch_batch(tx, listed, "devnet"))
@@ -101,7 +102,7 @@ BOOST_FIXTURE_TEST_CASE(a_batch_dispatch_claim_probes_keys_skips_busy_rows_and_k
 
 BOOST_FIXTURE_TEST_CASE(the_candidate_list_probes_requests_by_key_on_stale_statistics,
                         stale_statistics_fixture) {
-  auto c = db::connect(url);
+  auto c = db::connect(url, db::plan_choice::generic);
   pqxx::work tx(*c);
   auto ids = db::dispatch_candidates(tx, "devnet", {}, 8);
   BOOST_TEST(ids.size() == 8u);
@@ -123,7 +124,7 @@ BOOST_FIXTURE_TEST_CASE(a_chain_claim_probes_keys_and_keeps_only_claimable_succe
     activated.push_back({id, "b"});
   }
   exec("UPDATE movement_requests SET dispatch_paused = true WHERE id = '" + requests[40] + "'");
-  auto c = db::connect(url);
+  auto c = db::connect(url, db::plan_choice::generic);
   pqxx::work tx(*c);
   auto claimed = db::claim_activated(tx, activated, "devnet");
   std::vector<std::string> got;
@@ -142,7 +143,7 @@ BOOST_FIXTURE_TEST_CASE(the_observer_probes_requests_by_key_on_stale_statistics,
   exec("UPDATE movement_request_nodes SET node_state = 'SUBMITTED', attempt_no = 1,"
        " next_observe_at = now() - interval '1 second'"
        " WHERE node_key = 'a'");
-  auto c = db::connect(url);
+  auto c = db::connect(url, db::plan_choice::generic);
   pqxx::work tx(*c);
   auto ids = db::observe_candidates(tx, "devnet", 8);
   BOOST_REQUIRE(ids.size() == 8u);
@@ -153,6 +154,21 @@ BOOST_FIXTURE_TEST_CASE(the_observer_probes_requests_by_key_on_stale_statistics,
   BOOST_TEST(hit->id == ids.back());
   BOOST_TEST(state_index_scans(tx, "nodes_observe_due") == 0);
   BOOST_TEST(state_index_scans(tx, "movement_requests_active") == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(an_engine_slot_plans_generically_and_others_as_postgresql_chooses,
+                        db_fixture) {
+  auto plan_cache_mode = [](pqxx::connection& c) {
+    pqxx::nontransaction tx(c);
+    return tx.exec1("SHOW plan_cache_mode")[0].as<std::string>();
+  };
+  db::connection_slot engine(url, db::plan_choice::generic);
+  BOOST_TEST(plan_cache_mode(engine.get()) == "force_generic_plan");
+  // A reconnect keeps the choice.
+  engine.reset();
+  BOOST_TEST(plan_cache_mode(engine.get()) == "force_generic_plan");
+  db::connection_slot other(url);
+  BOOST_TEST(plan_cache_mode(other.get()) == "auto");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -15,6 +15,7 @@
 #include "actors/workers/node_dispatcher.hpp"
 #include "actors/workers/node_observer.hpp"
 #include "actors/workers/node_recovery.hpp"
+#include "config/metrics.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/db_helpers.hpp"
 
@@ -131,6 +132,25 @@ BOOST_FIXTURE_TEST_CASE(one_pass_claims_all_before_the_first_submit_and_settles_
     BOOST_TEST(request_col(*this, id, "request_state") == "COMPLETED");
   }
   BOOST_TEST(count("SELECT count(*) FROM sim_ledger") == 5);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_batchs_results_are_one_commit_on_metrics, db_fixture) {
+  auto& registry = metrics::registry::global();
+  // Found by name: the dispatcher registered them with their buckets.
+  workers::dispatch_pass(conn, engine());
+  auto& sizes = registry.get_histogram("movegate_result_commit_batch_size", "", {});
+  auto& seconds = registry.get_histogram("movegate_result_commit_seconds", "", {});
+  auto& waiting = registry.get_gauge("movegate_results_awaiting_commit", "");
+  add_template(one_node("solo"));
+  approved(*this, "solo", 5);
+  const auto commits_before = sizes.cumulative().back();
+  const double results_before = sizes.sum();
+  const auto timed_before = seconds.cumulative().back();
+  workers::dispatch_pass(conn, engine());
+  BOOST_TEST(sizes.cumulative().back() == commits_before + 1);
+  BOOST_TEST(sizes.sum() - results_before == 5.0);
+  BOOST_TEST(seconds.cumulative().back() == timed_before + 1);
+  BOOST_TEST(waiting.value() == 0.0);
 }
 
 BOOST_FIXTURE_TEST_CASE(the_sims_ledger_accepts_a_batch_in_one_write_and_refuses_a_fenced_key,
