@@ -72,6 +72,10 @@ BOOST_FIXTURE_TEST_CASE(a_small_run_settles_everything_and_reports_speed_and_mem
   auto memory = test::json_field(report, "memory_mib");
   BOOST_TEST(number(memory, "peak") > 0);
   BOOST_TEST(number(memory, "peak") >= number(memory, "after_latency"));
+  // Every sampled movement actor was alive at once, and weighed something.
+  auto actors = test::json_field(report, "movement_actor_memory");
+  BOOST_TEST(number(actors, "actors") == 20000);
+  BOOST_TEST(number(actors, "bytes_per_actor") > 0);
   BOOST_TEST(count("SELECT count(*) FROM movement_requests WHERE request_state = 'COMPLETED'") ==
              50);
   // A backlog, approved one by one after all of it was created, does not
