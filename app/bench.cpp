@@ -29,27 +29,6 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-/// This process's resident memory, MiB: now (VmRSS) and its peak (VmHWM).
-struct memory_use {
-  double rss_mib = 0;
-  double peak_mib = 0;
-};
-
-memory_use current_memory() {
-  memory_use m;
-  std::ifstream status("/proc/self/status");
-  std::string key;
-  double kib = 0;
-  std::string unit;
-  while (status >> key) {
-    if (key == "VmRSS:" && status >> kib >> unit)
-      m.rss_mib = kib / 1024;
-    else if (key == "VmHWM:" && status >> kib >> unit)
-      m.peak_mib = kib / 1024;
-  }
-  return m;
-}
-
 using percentiles = db::bench_percentiles;
 
 /// Per node of the throughput phase, from the server's counters.

@@ -11,17 +11,22 @@
 
 namespace mg::app {
 
-namespace {
-
-long resident_kib() {
+memory_use current_memory() {
+  memory_use m;
   std::ifstream status("/proc/self/status");
-  std::string key, unit;
-  long kib = 0;
-  while (status >> key)
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (status >> key) {
     if (key == "VmRSS:" && status >> kib >> unit)
-      return kib;
-  return 0;
+      m.rss_mib = kib / 1024;
+    else if (key == "VmHWM:" && status >> kib >> unit)
+      m.peak_mib = kib / 1024;
+  }
+  return m;
 }
+
+namespace {
 
 struct holding_state {
   static inline const char* name = "holding-reconciler";
@@ -68,7 +73,7 @@ actor_memory measure_movement_actor_memory(int n) {
   self->send(registry, actors::changed_atom::value, std::string("warm-up"));
   while (active_movements(self, registry) < 1)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  const long before = resident_kib();
+  const double before = current_memory().rss_mib;
   for (int i = 0; i < n; ++i)
     self->send(registry, actors::changed_atom::value, "movement-" + std::to_string(i));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -76,13 +81,13 @@ actor_memory measure_movement_actor_memory(int n) {
   while ((active = active_movements(self, registry)) < n + 1 &&
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  const long after = resident_kib();
+  const double after = current_memory().rss_mib;
   self->send_exit(registry, caf::exit_reason::user_shutdown);
   self->send_exit(reconciler, caf::exit_reason::user_shutdown);
   actor_memory out;
   out.actors = static_cast<int>(active - 1);
   if (out.actors > 0)
-    out.bytes_per_actor = double(after - before) * 1024 / out.actors;
+    out.bytes_per_actor = (after - before) * 1024 * 1024 / out.actors;
   return out;
 }
 

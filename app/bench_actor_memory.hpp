@@ -1,7 +1,15 @@
 #pragma once
-// What one live movement actor costs this process: resident memory grown
+// This process's memory, and what one live movement actor costs it: resident memory grown
 // by keeping `n` of them alive at once, per actor.
 namespace mg::app {
+
+/// This process's resident memory, MiB: now (VmRSS) and its peak (VmHWM).
+struct memory_use {
+  double rss_mib = 0;
+  double peak_mib = 0;
+};
+
+memory_use current_memory();
 
 struct actor_memory {
   int actors = 0;
