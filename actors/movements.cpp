@@ -2,7 +2,6 @@
 
 #include <functional>
 
-#include "actors/workers/reconcile_sweep.hpp"
 #include "config/log.hpp"
 #include "config/metrics.hpp"
 #include "domain/json_writer.hpp"
@@ -20,38 +19,14 @@ metrics::gauge& active_gauge() {
 
 } // namespace
 
-reconciler_actor::behavior_type
-reconciler(reconciler_actor::stateful_pointer<reconciler_state> self,
-           std::shared_ptr<workers::engine_context> ctx, std::string database_url,
-           std::shared_ptr<runtime_links> links, bool wakeups) {
-  self->state.conn = std::make_unique<db::connection_slot>(
-      db::with_application_name(database_url, "movegate:reconciler"), db::plan_choice::generic);
-  return {
-      [=](reconcile_atom, const std::string& request_id) -> caf::result<bool> {
-        try {
-          auto outcome = workers::reconcile_one(self->state.conn->get(), ctx->e, request_id);
-          if (wakeups && outcome.activated > 0)
-            links->wake_dispatchers_for(static_cast<size_t>(outcome.activated));
-          return outcome.changed;
-        } catch (const std::exception& ex) {
-          if (db::is_connection_error(ex))
-            self->state.conn->reset();
-          log::warn("reconcile failed; the sweep will retry",
-                    {{"request_id", request_id}, {"error", ex.what()}});
-          return caf::make_error(caf::sec::runtime_error, ex.what());
-        }
-      },
-  };
-}
-
 namespace {
 
 void request_reconcile(movement_actor::stateful_pointer<movement_state> self,
-                       const std::string& request_id, const reconciler_actor& reconciler) {
+                       const std::string& request_id, const request_writer_actor& writer) {
   auto& st = self->state;
   st.busy = true;
   st.dirty = false;
-  self->request(reconciler, reconcile_timeout, reconcile_atom::value, request_id)
+  self->request(writer, reconcile_timeout, reconcile_atom::value, request_id)
       .then(
           [=](bool) {
             auto& st = self->state;
@@ -61,7 +36,7 @@ void request_reconcile(movement_actor::stateful_pointer<movement_state> self,
             // else will come for this request unless someone acts on it,
             // and then the registry starts a movement actor again.
             if (st.dirty)
-              request_reconcile(self, request_id, reconciler);
+              request_reconcile(self, request_id, writer);
             else
               self->quit();
           },
@@ -74,14 +49,14 @@ void request_reconcile(movement_actor::stateful_pointer<movement_state> self,
 } // namespace
 
 movement_actor::behavior_type movement(movement_actor::stateful_pointer<movement_state> self,
-                                       std::string request_id, reconciler_actor reconciler) {
+                                       std::string request_id, request_writer_actor writer) {
   return {
       [=](changed_atom) {
         if (self->state.busy) {
           self->state.dirty = true;
           return;
         }
-        request_reconcile(self, request_id, reconciler);
+        request_reconcile(self, request_id, writer);
       },
       [=](status_atom) {
         json::writer w;
@@ -96,7 +71,7 @@ movement_actor::behavior_type movement(movement_actor::stateful_pointer<movement
 
 movement_registry_actor::behavior_type
 movement_registry(movement_registry_actor::stateful_pointer<registry_state> self,
-                  std::vector<reconciler_actor> reconcilers) {
+                  std::vector<request_writer_actor> writers) {
   // Stop the movements with the registry: a movement's request timeout
   // keeps it referenced (and the actor system waiting) long after the
   // registry dropped it.
@@ -121,12 +96,12 @@ movement_registry(movement_registry_actor::stateful_pointer<registry_state> self
         auto& st = self->state;
         auto it = st.movements.find(request_id);
         if (it == st.movements.end()) {
-          // The same request always goes to the same reconciler, so two
-          // reconciles of one request never contend for its lock.
-          auto& r = reconcilers[std::hash<std::string>{}(request_id) % reconcilers.size()];
+          // The same request always goes to the same writer (its shard), so
+          // two reconciles of one request never contend for its lock.
+          auto& w = writers[std::hash<std::string>{}(request_id) % writers.size()];
           // Monitored, not linked: a link would put thousands of entries on
           // the registry's own attachable list, scanned at every quit.
-          auto m = self->spawn(movement, request_id, r);
+          auto m = self->spawn(movement, request_id, w);
           self->monitor(m);
           st.ids.emplace(m.address(), request_id);
           ++st.started;

@@ -1,31 +1,19 @@
 #pragma once
 // The movement actors: one per request with a reconcile pending (see
-// actors/protocol.hpp), a registry that routes changes to them, and the small pool of reconcilers
-// (detached, each with its own connection) that run their transactions.
+// actors/protocol.hpp), and a registry that routes changes to them and
+// shards them over the request writers (actors/request_writer.hpp).
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "actors/loop_runner.hpp"
 #include "actors/protocol.hpp"
-#include "actors/workers/engine.hpp"
 
 namespace mg::actors {
 
 /// How long a movement actor waits for its reconcile before giving up (the
 /// sweep then picks the request up).
 inline constexpr auto reconcile_timeout = std::chrono::seconds(30);
-
-struct reconciler_state {
-  static inline const char* name = "reconciler";
-  std::unique_ptr<db::connection_slot> conn;
-};
-
-reconciler_actor::behavior_type
-reconciler(reconciler_actor::stateful_pointer<reconciler_state> self,
-           std::shared_ptr<workers::engine_context> ctx, std::string database_url,
-           std::shared_ptr<runtime_links> links, bool wakeups);
 
 struct movement_state {
   static inline const char* name = "movement";
@@ -35,7 +23,7 @@ struct movement_state {
 };
 
 movement_actor::behavior_type movement(movement_actor::stateful_pointer<movement_state> self,
-                                       std::string request_id, reconciler_actor reconciler);
+                                       std::string request_id, request_writer_actor writer);
 
 struct registry_state {
   static inline const char* name = "movement-registry";
@@ -46,6 +34,6 @@ struct registry_state {
 
 movement_registry_actor::behavior_type
 movement_registry(movement_registry_actor::stateful_pointer<registry_state> self,
-                  std::vector<reconciler_actor> reconcilers);
+                  std::vector<request_writer_actor> writers);
 
 } // namespace mg::actors

@@ -16,8 +16,10 @@ using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using wake_atom = caf::atom_constant<caf::atom("wake")>;
 /// A node of a request changed in a way reconcile must see.
 using changed_atom = caf::atom_constant<caf::atom("changed")>;
-/// Run reconcile for one request in its own transaction.
+/// Reconcile one request (a request writer answers once it committed).
 using reconcile_atom = caf::atom_constant<caf::atom("reconcile")>;
+/// A request writer's next flush, sent to itself.
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
 /// Ask a component for a one-line JSON status.
 using status_atom = caf::atom_constant<caf::atom("status")>;
 /// Ask the supervisor to stop every worker cleanly.
@@ -89,16 +91,27 @@ using observe_lane_actor = caf::typed_actor<
     caf::replies_to<observe_atom, std::vector<std::string>>::with<int32_t, int32_t, int32_t, bool,
                                                                   bool>>;
 
-/// Detached actor with its own connection that runs reconcile
-/// transactions; a small fixed pool of them serves every movement actor.
-using reconciler_actor = caf::typed_actor<
-    // Reconcile a request; replies whether the reconcile changed it.
-    caf::replies_to<reconcile_atom, std::string>::with<bool>>;
+/// One per shard of requests (actors/request_writer.hpp): a detached actor
+/// with its own connection that group-commits the reconciles its movement
+/// actors hand over. It flushes at once when idle and gathers while a flush
+/// is in flight; request rows it cannot lock (SKIP LOCKED) go to its next
+/// flush; a deadlock or a lost connection retries the batch, and an item
+/// that fails on its own fails alone.
+using request_writer_actor = caf::typed_actor<
+    // Reconcile a request; replies, once that is committed, whether the
+    // reconcile changed it; an error when it could not (the request stays
+    // flagged needs_reconcile for the sweep).
+    caf::replies_to<reconcile_atom, std::string>::with<bool>,
+    // Run the next flush; true when it is the delayed retry of requests
+    // another transaction held.
+    caf::reacts_to<flush_atom, bool>,
+    // {"flushes", "commits", "retries", "reconciled", "pending"}
+    caf::replies_to<status_atom>::with<std::string>>;
 
 /// Lives while a request has reconciles to run that no node result ran in
 /// its own transaction (operator calls, recovery, take-overs): coalesces
-/// their messages, has the request reconciled one transaction at a time,
-/// and quits once no message is pending.
+/// their messages, hands the request to its shard's writer one reconcile at
+/// a time, and quits once no message is pending.
 using movement_actor = caf::typed_actor<
     // A node of this request changed.
     caf::reacts_to<changed_atom>, caf::replies_to<status_atom>::with<std::string>>;

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <optional>
 
+#include "actors/request_writer.hpp"
 #include "actors/runtime_status.hpp"
 #include "actors/workers/cluster_lease.hpp"
 #include "actors/workers/conditional_workers.hpp"
@@ -122,14 +123,15 @@ void runtime::start(caf::actor waiter, std::vector<worker_spec> extra) {
     auto conn = db::connect(s.database_url);
     db::seed_heartbeats(*conn, names, groups, s.runtime_node, s.network_class);
   }
-  std::vector<reconciler_actor> reconcilers;
+  std::vector<request_writer_actor> writers;
   std::vector<fixed_member> fixed;
   for (int i = 0; i < s.db_pool_size; ++i) {
-    auto r = sys_.spawn<caf::detached>(reconciler, ctx_, s.database_url, links_, s.wakeups_enabled);
-    reconcilers.push_back(r);
-    fixed.push_back({"reconciler_" + std::to_string(i), caf::actor_cast<caf::actor>(r)});
+    auto w =
+        sys_.spawn<caf::detached>(request_writer, ctx_, s.database_url, links_, s.wakeups_enabled);
+    writers.push_back(w);
+    fixed.push_back({"request_writer_" + std::to_string(i), caf::actor_cast<caf::actor>(w)});
   }
-  links_->registry = sys_.spawn(movement_registry, reconcilers);
+  links_->registry = sys_.spawn(movement_registry, writers);
   for (auto& id : handed_over_requests_)
     caf::anon_send(links_->registry, changed_atom::value, id);
   handed_over_requests_.clear();

@@ -1,5 +1,5 @@
 #pragma once
-// Wires one process's runtime: engine, reconciler pool, movement registry,
+// Wires one process's runtime: engine, request writers, movement registry,
 // and the supervised worker groups.
 #include <functional>
 #include <memory>

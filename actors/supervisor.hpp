@@ -13,7 +13,7 @@
 namespace mg::actors {
 
 /// A member the supervisor did not spawn from a spec (registry,
-/// reconcilers): always core, never restarted.
+/// request writers): always core, never restarted.
 struct fixed_member {
   std::string name;
   caf::actor handle;

@@ -29,18 +29,21 @@ memory_use current_memory() {
 namespace {
 
 struct holding_state {
-  static inline const char* name = "holding-reconciler";
+  static inline const char* name = "holding-writer";
   std::vector<caf::typed_response_promise<bool>> held;
 };
 
-actors::reconciler_actor::behavior_type
-holding_reconciler(actors::reconciler_actor::stateful_pointer<holding_state> self) {
+/// A request writer that never answers: every movement actor stays alive.
+actors::request_writer_actor::behavior_type
+holding_writer(actors::request_writer_actor::stateful_pointer<holding_state> self) {
   return {
       [=](actors::reconcile_atom, const std::string&) -> caf::typed_response_promise<bool> {
         auto promise = self->make_response_promise<bool>();
         self->state.held.push_back(promise);
         return promise;
       },
+      [](actors::flush_atom, bool) {},
+      [](actors::status_atom) { return std::string("{}"); },
   };
 }
 
@@ -66,8 +69,8 @@ actor_memory measure_movement_actor_memory(int n) {
   actors::configure(cfg);
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
-  auto reconciler = sys.spawn(holding_reconciler);
-  auto registry = sys.spawn(actors::movement_registry, std::vector{reconciler});
+  auto writer = sys.spawn(holding_writer);
+  auto registry = sys.spawn(actors::movement_registry, std::vector{writer});
   // One actor first, so what every actor shares (the registry's tables,
   // CAF's scheduler state) is in the baseline.
   self->send(registry, actors::changed_atom::value, std::string("warm-up"));
@@ -83,7 +86,7 @@ actor_memory measure_movement_actor_memory(int n) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const double after = current_memory().rss_mib;
   self->send_exit(registry, caf::exit_reason::user_shutdown);
-  self->send_exit(reconciler, caf::exit_reason::user_shutdown);
+  self->send_exit(writer, caf::exit_reason::user_shutdown);
   actor_memory out;
   out.actors = static_cast<int>(active - 1);
   if (out.actors > 0)

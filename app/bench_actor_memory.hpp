@@ -16,7 +16,7 @@ struct actor_memory {
   double bytes_per_actor = 0;
 };
 
-/// Spawns `n` movement actors through a movement registry whose reconciler
+/// Spawns `n` movement actors through a movement registry whose request writer
 /// holds every reconcile unanswered (so each actor stays alive, waiting,
 /// as one does while its request's transaction runs), measures, and stops
 /// them. Needs no database.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "domain/json.hpp"
@@ -89,28 +90,38 @@ struct locked_request {
 /// nodes, in one round trip. Lock order stays requests, then nodes: the
 /// nodes' scan is keyed on an array the requests' CTE yields first, so every
 /// request row is locked before any node row.
+std::string lock_requests_and_nodes_sql(lock_wait wait) {
+  return std::string(
+             "WITH req AS MATERIALIZED ("
+             "  SELECT id, request_state, dispatch_paused, attention_raised, needs_reconcile,"
+             "   to_json(current_frontier)::text AS frontier, template_key, template_version,"
+             "   callback_url IS NOT NULL AS has_callback"
+             "  FROM movement_requests WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE") +
+         (wait == lock_wait::skip_locked ? " SKIP LOCKED" : "") +
+         "),"
+         " nodes AS MATERIALIZED ("
+         "  SELECT request_id, position, node_key, node_state,"
+         "   COALESCE(error_code, '') AS error_code,"
+         "   COALESCE(extract(epoch FROM clock_timestamp() - unknown_since)::float8, 0) AS "
+         "unknown_for"
+         "  FROM movement_request_nodes WHERE request_id = ANY(ARRAY(SELECT id FROM req"
+         "   WHERE request_state IN ('APPROVED', 'EXECUTING', 'WAITING_MANUAL_ACTION')))"
+         "  ORDER BY request_id, position FOR UPDATE)"
+         " SELECT req.id::text, req.request_state, req.dispatch_paused, req.attention_raised,"
+         "  req.needs_reconcile, req.frontier, req.template_key, req.template_version,"
+         "  req.has_callback, nodes.node_key, nodes.node_state, nodes.error_code, nodes.unknown_for"
+         " FROM req LEFT JOIN nodes ON nodes.request_id = req.id ORDER BY req.id, nodes.position";
+}
+
 std::map<std::string, locked_request> lock_requests_and_nodes(pqxx::transaction_base& tx,
-                                                              const std::vector<std::string>& ids) {
-  static const statement q{
-      "mg_lock_requests_nodes",
-      "WITH req AS MATERIALIZED ("
-      "  SELECT id, request_state, dispatch_paused, attention_raised, needs_reconcile,"
-      "   to_json(current_frontier)::text AS frontier, template_key, template_version,"
-      "   callback_url IS NOT NULL AS has_callback"
-      "  FROM movement_requests WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE),"
-      " nodes AS MATERIALIZED ("
-      "  SELECT request_id, position, node_key, node_state,"
-      "   COALESCE(error_code, '') AS error_code,"
-      "   COALESCE(extract(epoch FROM clock_timestamp() - unknown_since)::float8, 0) AS unknown_for"
-      "  FROM movement_request_nodes WHERE request_id = ANY(ARRAY(SELECT id FROM req"
-      "   WHERE request_state IN ('APPROVED', 'EXECUTING', 'WAITING_MANUAL_ACTION')))"
-      "  ORDER BY request_id, position FOR UPDATE)"
-      " SELECT req.id::text, req.request_state, req.dispatch_paused, req.attention_raised,"
-      "  req.needs_reconcile, req.frontier, req.template_key, req.template_version,"
-      "  req.has_callback, nodes.node_key, nodes.node_state, nodes.error_code, nodes.unknown_for"
-      " FROM req LEFT JOIN nodes ON nodes.request_id = req.id ORDER BY req.id, nodes.position"};
+                                                              const std::vector<std::string>& ids,
+                                                              lock_wait wait) {
+  static const statement waiting{"mg_lock_requests_nodes",
+                                 lock_requests_and_nodes_sql(lock_wait::wait)};
+  static const statement skipping{"mg_lock_requests_nodes_skip",
+                                  lock_requests_and_nodes_sql(lock_wait::skip_locked)};
   std::map<std::string, locked_request> out;
-  for (auto row : exec(tx, q, text_array(ids))) {
+  for (auto row : exec(tx, wait == lock_wait::wait ? waiting : skipping, text_array(ids))) {
     auto [it, fresh] = out.try_emplace(row[0].c_str());
     auto& req = it->second;
     if (fresh)
@@ -282,15 +293,38 @@ reconcile_outcome reconcile_locked(const std::string& id, locked_request& req, p
   return out;
 }
 
+std::vector<std::string> unlocked_ids(const std::vector<std::string>& ids,
+                                      const std::map<std::string, locked_request>& locked) {
+  std::vector<std::string> out;
+  for (auto& id : ids)
+    if (!locked.count(id))
+      out.push_back(id);
+  return out;
+}
+
+/// Which of `ids` exist (read without a lock).
+std::set<std::string> existing_requests(pqxx::transaction_base& tx,
+                                        const std::vector<std::string>& ids) {
+  static const statement q{"mg_existing_requests",
+                           "SELECT id::text FROM movement_requests WHERE id = ANY($1::uuid[])"};
+  std::set<std::string> out;
+  for (auto row : exec(tx, q, text_array(ids)))
+    out.insert(row[0].c_str());
+  return out;
+}
+
 } // namespace
 
 std::vector<reconcile_outcome> reconcile_requests(pqxx::transaction_base& tx, plan_cache& plans,
                                                   std::vector<std::string> request_ids,
                                                   const reconcile_settings& settings,
-                                                  event_batch* gather_events) {
+                                                  event_batch* gather_events, lock_wait wait) {
   std::sort(request_ids.begin(), request_ids.end());
   request_ids.erase(std::unique(request_ids.begin(), request_ids.end()), request_ids.end());
-  auto locked = lock_requests_and_nodes(tx, request_ids);
+  auto locked = lock_requests_and_nodes(tx, request_ids, wait);
+  std::set<std::string> held_elsewhere;
+  if (wait == lock_wait::skip_locked && locked.size() < request_ids.size())
+    held_elsewhere = existing_requests(tx, unlocked_ids(request_ids, locked));
   event_batch own_events("", settings.callback_max_attempts);
   auto& events = gather_events ? *gather_events : own_events;
   request_writes writes;
@@ -298,9 +332,14 @@ std::vector<reconcile_outcome> reconcile_requests(pqxx::transaction_base& tx, pl
   std::vector<reconcile_outcome> outcomes;
   for (auto& id : request_ids) {
     auto req = locked.find(id);
-    outcomes.push_back(req == locked.end() ? reconcile_outcome{}
-                                           : reconcile_locked(id, req->second, plans, tx, settings,
-                                                              writes, clear_flags, events));
+    if (req != locked.end()) {
+      outcomes.push_back(
+          reconcile_locked(id, req->second, plans, tx, settings, writes, clear_flags, events));
+      continue;
+    }
+    reconcile_outcome absent;
+    absent.held_elsewhere = held_elsewhere.count(id) > 0;
+    outcomes.push_back(absent);
   }
   write_batch batch; // one round trip for the requests, their nodes and the events
   if (!clear_flags.empty())

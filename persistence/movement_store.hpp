@@ -55,7 +55,14 @@ struct reconcile_outcome {
   // row locks: the caller rolls it back (a COMMIT would flush WAL for
   // nothing).
   bool wrote = false;
+  // Not reconciled because another transaction holds the request row
+  // (lock_wait::skip_locked only); not found is false here.
+  bool held_elsewhere = false;
 };
+
+/// Whether locking a request row another transaction holds waits for it or
+/// passes over it.
+enum class lock_wait { wait, skip_locked };
 
 /// Reconciles one request in `tx`: locks the request row, then its nodes,
 /// applies domain::reconcile's actions with their events and clears
@@ -68,11 +75,14 @@ reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plan
 
 /// reconcile_request for several requests at once: their rows locked in id
 /// order, then their nodes, and every write in one round trip. Outcomes in
-/// id order (duplicates reconciled once).
+/// id order (duplicates reconciled once). With lock_wait::skip_locked a
+/// request row another transaction holds is passed over (`held_elsewhere`)
+/// instead of waited for.
 std::vector<reconcile_outcome> reconcile_requests(pqxx::transaction_base& tx, plan_cache& plans,
                                                   std::vector<std::string> request_ids,
                                                   const reconcile_settings& settings,
-                                                  event_batch* gather_events = nullptr);
+                                                  event_batch* gather_events = nullptr,
+                                                  lock_wait wait = lock_wait::wait);
 
 enum class approve_status { approved, not_found, conflict, expired };
 

@@ -1,5 +1,5 @@
 // The movement registry and its movement actors on CAF's deterministic
-// scheduler, with scripted reconcilers in place of PostgreSQL: every
+// scheduler, with scripted writers in place of PostgreSQL: every
 // message runs in a known order, so coalescing, routing and quitting are
 // checked exactly, with no timing involved.
 #include <boost/test/unit_test.hpp>
@@ -22,16 +22,15 @@ namespace {
 
 using answer_atom = caf::atom_constant<caf::atom("answer")>;
 
-/// What a scripted reconciler was asked, in order, and the answers it owes.
-struct reconciler_script {
+/// What a scripted writer was asked, in order, and the answers it owes.
+struct writer_script {
   std::vector<std::string> asked;
   std::deque<caf::response_promise> owed;
 };
 
 /// Holds every reconcile until the test answers it: (answer_atom, true)
 /// answers the oldest one, (answer_atom, false) fails it.
-caf::behavior scripted_reconciler(caf::event_based_actor* self,
-                                  std::shared_ptr<reconciler_script> script) {
+caf::behavior scripted_writer(caf::event_based_actor* self, std::shared_ptr<writer_script> script) {
   return {
       [=](actors::reconcile_atom, const std::string& request_id) {
         script->asked.push_back(request_id);
@@ -58,19 +57,19 @@ struct coordinator_fixture {
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
   caf::scheduler::test_coordinator* sched = nullptr;
-  std::vector<caf::actor> reconcilers;
-  std::vector<std::shared_ptr<reconciler_script>> scripts;
+  std::vector<caf::actor> writers;
+  std::vector<std::shared_ptr<writer_script>> scripts;
   actors::movement_registry_actor registry;
 
-  explicit coordinator_fixture(size_t reconciler_count = 1) {
+  explicit coordinator_fixture(size_t writer_count = 1) {
     cfg.set("scheduler.policy", caf::atom("testing"));
     sys = std::make_unique<caf::actor_system>(cfg);
     sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
-    std::vector<actors::reconciler_actor> handles;
-    for (size_t i = 0; i < reconciler_count; ++i) {
-      scripts.push_back(std::make_shared<reconciler_script>());
-      reconcilers.push_back(sys->spawn(scripted_reconciler, scripts.back()));
-      handles.push_back(caf::actor_cast<actors::reconciler_actor>(reconcilers.back()));
+    std::vector<actors::request_writer_actor> handles;
+    for (size_t i = 0; i < writer_count; ++i) {
+      scripts.push_back(std::make_shared<writer_script>());
+      writers.push_back(sys->spawn(scripted_writer, scripts.back()));
+      handles.push_back(caf::actor_cast<actors::request_writer_actor>(writers.back()));
     }
     registry = sys->spawn(actors::movement_registry, handles);
     sched->run();
@@ -78,11 +77,11 @@ struct coordinator_fixture {
 
   ~coordinator_fixture() {
     caf::anon_send_exit(registry, caf::exit_reason::user_shutdown);
-    for (auto& r : reconcilers)
+    for (auto& r : writers)
       caf::anon_send_exit(r, caf::exit_reason::user_shutdown);
     sched->run();
     registry = nullptr;
-    reconcilers.clear();
+    writers.clear();
   }
 
   void changed(const std::string& request_id) {
@@ -90,8 +89,8 @@ struct coordinator_fixture {
     sched->run();
   }
 
-  void answer(bool ok, size_t reconciler = 0) {
-    caf::anon_send(reconcilers.at(reconciler), answer_atom::value, ok);
+  void answer(bool ok, size_t writer = 0) {
+    caf::anon_send(writers.at(writer), answer_atom::value, ok);
     sched->run();
   }
 
@@ -107,11 +106,11 @@ struct coordinator_fixture {
     return *out;
   }
 
-  reconciler_script& script(size_t i = 0) { return *scripts.at(i); }
+  writer_script& script(size_t i = 0) { return *scripts.at(i); }
 };
 
-struct two_reconcilers : coordinator_fixture {
-  two_reconcilers() : coordinator_fixture(2) {}
+struct two_writers : coordinator_fixture {
+  two_writers() : coordinator_fixture(2) {}
 };
 
 } // namespace
@@ -191,7 +190,7 @@ BOOST_FIXTURE_TEST_CASE(an_unanswered_reconcile_times_out_and_ends_the_movement,
   BOOST_TEST(script().asked.size() == 1u);
 }
 
-BOOST_FIXTURE_TEST_CASE(one_request_always_goes_to_the_same_reconciler, two_reconcilers) {
+BOOST_FIXTURE_TEST_CASE(one_request_always_goes_to_the_same_writer, two_writers) {
   std::vector<std::string> ids;
   for (int i = 0; i < 15; ++i) // odd: a rotation would move each request
     ids.push_back("request-" + std::to_string(i));
