@@ -3,10 +3,19 @@
 // whole message protocol. Atoms are ≤ 10 characters (CAF 0.17).
 #include <caf/all.hpp>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+namespace mg::workers {
+struct handed_result; // actors/workers/node_result.hpp
+} // namespace mg::workers
+
 namespace mg::actors {
+
+/// A node result on its way from the observer or recovery to a request
+/// writer. Local only: it never crosses the wire (no serializer).
+using handed_result_ptr = std::shared_ptr<workers::handed_result>;
 
 // --- atoms -----------------------------------------------------------------
 /// Timer tick of a worker's loop, tagged with its schedule generation so a
@@ -18,6 +27,8 @@ using wake_atom = caf::atom_constant<caf::atom("wake")>;
 using changed_atom = caf::atom_constant<caf::atom("changed")>;
 /// Reconcile one request (a request writer answers once it committed).
 using reconcile_atom = caf::atom_constant<caf::atom("reconcile")>;
+/// A node result handed over after its claim ended (handed_result_ptr).
+using result_atom = caf::atom_constant<caf::atom("result")>;
 /// A request writer's next flush, sent to itself.
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
 /// Ask a component for a one-line JSON status.
@@ -92,8 +103,8 @@ using observe_lane_actor = caf::typed_actor<
                                                                   bool>>;
 
 /// One per shard of requests (actors/request_writer.hpp): a detached actor
-/// with its own connection that group-commits the reconciles its movement
-/// actors hand over. It flushes at once when idle and gathers while a flush
+/// with its own connection that group-commits the node results and
+/// reconciles its movement actors hand over. It flushes at once when idle and gathers while a flush
 /// is in flight; request rows it cannot lock (SKIP LOCKED) go to its next
 /// flush; a deadlock or a lost connection retries the batch, and an item
 /// that fails on its own fails alone.
@@ -102,25 +113,36 @@ using request_writer_actor = caf::typed_actor<
     // reconcile changed it; an error when it could not (the request stays
     // flagged needs_reconcile for the sweep).
     caf::replies_to<reconcile_atom, std::string>::with<bool>,
+    // Write a node result, re-checked under the lock against its claim, and
+    // reconcile its request; replies true once committed, false when the
+    // node had moved on (the result is dropped); an error when it could not
+    // be written (its request held too long, or a database failure).
+    caf::replies_to<result_atom, handed_result_ptr>::with<bool>,
     // Run the next flush; true when it is the delayed retry of requests
     // another transaction held.
     caf::reacts_to<flush_atom, bool>,
     // {"flushes", "commits", "retries", "reconciled", "pending"}
     caf::replies_to<status_atom>::with<std::string>>;
 
-/// Lives while a request has reconciles to run that no node result ran in
-/// its own transaction (operator calls, recovery, take-overs): coalesces
-/// their messages, hands the request to its shard's writer one reconcile at
-/// a time, and quits once no message is pending.
+/// Lives while a request has node results or reconciles waiting (the
+/// observer's and recovery's results, operator calls, take-overs):
+/// coalesces change messages, hands results and the request to its
+/// shard's writer, and quits once nothing is pending.
 using movement_actor = caf::typed_actor<
     // A node of this request changed.
-    caf::reacts_to<changed_atom>, caf::replies_to<status_atom>::with<std::string>>;
+    caf::reacts_to<changed_atom>,
+    // A node result of this request: the writer's answer (see
+    // request_writer_actor).
+    caf::replies_to<result_atom, handed_result_ptr>::with<bool>,
+    caf::replies_to<status_atom>::with<std::string>>;
 
 /// Routes node changes to the movement actor of their request, spawning
 /// it on demand and forgetting it when it quits.
 using movement_registry_actor = caf::typed_actor<
     // A node of request `id` changed.
     caf::reacts_to<changed_atom, std::string>,
+    // A node result for its request's movement actor (answered by it).
+    caf::replies_to<result_atom, handed_result_ptr>::with<bool>,
     // {"active_movements": n, "started_movements": total since start}
     caf::replies_to<status_atom>::with<std::string>>;
 
@@ -270,3 +292,5 @@ using remote_signer_actor =
 using peer_watch_actor = caf::typed_actor<caf::reacts_to<tick_atom>>;
 
 } // namespace mg::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(mg::actors::handed_result_ptr)

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "actors/movements.hpp"
+#include "actors/workers/node_result.hpp"
 #include "config/log.hpp"
 #include "config/metrics.hpp"
 #include "domain/json_writer.hpp"
@@ -15,7 +16,6 @@ namespace mg::actors {
 namespace {
 
 using self_ptr = request_writer_actor::stateful_pointer<request_writer_state>;
-using outcomes = std::map<std::string, db::reconcile_outcome>;
 
 struct writer_meters {
   metrics::gauge& depth;
@@ -24,35 +24,59 @@ struct writer_meters {
 };
 
 writer_meters& meters() {
-  static writer_meters m{metrics::registry::global().get_gauge(
-                             "movegate_writer_queue_depth",
-                             "Reconciles handed to the request writers and not answered yet."),
-                         metrics::registry::global().get_histogram(
-                             "movegate_writer_batch_size", "Requests per request-writer flush.",
-                             {1, 2, 4, 8, 16, 32, 64, 128, 256}),
-                         metrics::registry::global().get_histogram(
-                             "movegate_writer_flush_seconds",
-                             "From a request writer's flush start to its commit, retries included.",
-                             metrics::duration_buckets())};
+  static writer_meters m{
+      metrics::registry::global().get_gauge(
+          "movegate_writer_queue_depth",
+          "Node results and reconciles handed to the request writers, not answered yet."),
+      metrics::registry::global().get_histogram(
+          "movegate_writer_batch_size", "Node results and reconciles per request-writer flush.",
+          {1, 2, 4, 8, 16, 32, 64, 128, 256}),
+      metrics::registry::global().get_histogram(
+          "movegate_writer_flush_seconds",
+          "From a request writer's flush start to its commit, retries included.",
+          metrics::duration_buckets())};
   return m;
 }
 
-/// One transaction over `ids` (sorted, unique); commits only if it wrote.
-outcomes write_once(request_writer_state& st, const workers::engine& e,
-                    const std::vector<std::string>& ids) {
-  pqxx::work tx(st.conn->get());
-  auto results = db::reconcile_requests(tx, e.plans, ids, e.reconcile_settings(), nullptr,
-                                        db::lock_wait::skip_locked);
-  bool wrote = std::any_of(results.begin(), results.end(), [](auto& r) { return r.wrote; });
-  if (wrote) {
-    tx.commit();
-    ++st.commits;
-  } else {
-    tx.abort(); // only row locks: a COMMIT would flush WAL for nothing
+/// What a flush decided for one item.
+struct item_answer {
+  bool held = false;  // another transaction holds its request: not written
+  bool value = false; // a reconcile: it changed the request; a result: written
+  std::string error;  // not empty: it failed
+};
+
+using answers = std::vector<item_answer>; // in the order of the items
+
+/// One transaction over `items` (workers::write_results).
+answers write_once(request_writer_state& st, const workers::engine& e,
+                   const std::vector<const writer_item*>& items, int& activated) {
+  std::vector<const workers::handed_result*> results;
+  std::vector<std::string> reconciles;
+  for (auto* item : items) {
+    if (item->result)
+      results.push_back(item->result.get());
+    else
+      reconciles.push_back(item->request_id);
   }
-  outcomes out;
-  for (size_t i = 0; i < ids.size(); ++i)
-    out.emplace(ids[i], std::move(results[i]));
+  auto written = workers::write_results(st.conn->get(), e, results, reconciles);
+  if (written.committed)
+    ++st.commits;
+  activated += written.activated;
+  answers out;
+  size_t result = 0, reconcile = 0;
+  for (auto* item : items) {
+    item_answer a;
+    if (item->result) {
+      auto fate = written.results[result++];
+      a.held = fate == workers::result_fate::held;
+      a.value = fate == workers::result_fate::written;
+    } else {
+      auto& outcome = written.reconciles[reconcile++];
+      a.held = outcome.held_elsewhere;
+      a.value = outcome.changed;
+    }
+    out.push_back(a);
+  }
   return out;
 }
 
@@ -62,15 +86,16 @@ struct write_failure {
 };
 
 /// write_once, again after a deadlock or a lost connection. Reconcile is
-/// idempotent, so a retry after a commit whose outcome was lost is harmless.
-std::optional<outcomes> write_with_retries(request_writer_state& st, const workers::engine& e,
-                                           const std::vector<std::string>& ids,
-                                           write_failure& failure) {
+/// idempotent and every result is re-checked against its claim, so a retry
+/// after a commit whose outcome was lost writes nothing twice.
+std::optional<answers> write_with_retries(request_writer_state& st, const workers::engine& e,
+                                          const std::vector<const writer_item*>& items,
+                                          int& activated, write_failure& failure) {
   auto& error = failure.error;
   failure.transient = true;
   for (int attempt = 1; attempt <= writer_flush_attempts; ++attempt) {
     try {
-      return write_once(st, e, ids);
+      return write_once(st, e, items, activated);
     } catch (const pqxx::transaction_rollback& ex) {
       error = ex.what();
     } catch (const std::exception& ex) {
@@ -82,34 +107,44 @@ std::optional<outcomes> write_with_retries(request_writer_state& st, const worke
       st.conn->reset();
     }
     ++st.retries;
-    log::warn(
-        "request writer batch retried",
-        {{"attempt", attempt}, {"requests", static_cast<long>(ids.size())}, {"error", error}});
+    log::warn("request writer batch retried",
+              {{"attempt", attempt}, {"items", static_cast<long>(items.size())}, {"error", error}});
   }
   return std::nullopt;
 }
 
-/// Every id's outcome, or its error: a batch that fails for a reason of its
-/// own (not a deadlock or the connection) is written again one request per
+/// Every item's answer: a batch that fails for a reason of its own (not a
+/// deadlock or the connection) is written again one request per
 /// transaction, so one bad request never sinks the others.
-outcomes write_batch(request_writer_state& st, const workers::engine& e,
-                     const std::vector<std::string>& ids,
-                     std::map<std::string, std::string>& errors) {
+answers write_batch(request_writer_state& st, const workers::engine& e,
+                    const std::vector<writer_item>& batch, int& activated) {
+  std::vector<const writer_item*> all;
+  for (auto& item : batch)
+    all.push_back(&item);
   write_failure failure;
-  if (auto all = write_with_retries(st, e, ids, failure))
-    return *all;
-  outcomes out;
-  if (ids.size() == 1 || failure.transient) {
-    for (auto& id : ids)
-      errors[id] = failure.error;
+  if (auto done = write_with_retries(st, e, all, activated, failure))
+    return *done;
+  answers out(batch.size());
+  std::map<std::string, std::vector<size_t>> by_request;
+  for (size_t i = 0; i < batch.size(); ++i)
+    by_request[batch[i].request_id].push_back(i);
+  if (by_request.size() == 1 || failure.transient) {
+    for (auto& a : out)
+      a.error = failure.error;
     return out;
   }
-  for (auto& id : ids) {
+  for (auto& [id, indexes] : by_request) {
+    std::vector<const writer_item*> own_items;
+    for (auto i : indexes)
+      own_items.push_back(&batch[i]);
     write_failure own;
-    if (auto one = write_with_retries(st, e, {id}, own))
-      out.insert(one->begin(), one->end());
-    else
-      errors[id] = own.error;
+    auto done = write_with_retries(st, e, own_items, activated, own);
+    for (size_t k = 0; k < indexes.size(); ++k) {
+      if (done)
+        out[indexes[k]] = (*done)[k];
+      else
+        out[indexes[k]].error = own.error;
+    }
   }
   return out;
 }
@@ -122,6 +157,16 @@ void schedule_flush(self_ptr self) {
   self->send(self, flush_atom::value, false);
 }
 
+caf::typed_response_promise<bool> enqueue(self_ptr self, const std::string& request_id,
+                                          handed_result_ptr result) {
+  auto reply = self->make_response_promise<bool>();
+  self->state.pending.push_back(
+      {request_id, std::move(result), reply, std::chrono::steady_clock::now()});
+  meters().depth.add(1);
+  schedule_flush(self);
+  return reply;
+}
+
 void schedule_held_retry(self_ptr self) {
   auto& st = self->state;
   if (st.retry_armed)
@@ -130,30 +175,34 @@ void schedule_held_retry(self_ptr self) {
   self->delayed_send(self, held_request_retry, flush_atom::value, true);
 }
 
-/// Answers what the flush decided; a request another transaction holds
-/// stays pending for the next flush until the movement actor gave up on it.
-void answer(self_ptr self, std::vector<writer_item>& batch, const outcomes& done,
-            const std::map<std::string, std::string>& errors, bool retry_held) {
+/// Answers what the flush decided; an item whose request another
+/// transaction holds stays pending for the next flush until its movement
+/// actor gave up on it.
+void answer(self_ptr self, std::vector<writer_item>& batch, const answers& decided,
+            bool retry_held) {
   auto& st = self->state;
   const auto now = std::chrono::steady_clock::now();
-  for (auto& item : batch) {
-    auto failed = errors.find(item.request_id);
-    auto result = done.find(item.request_id);
-    if (failed == errors.end() && result != done.end() && result->second.held_elsewhere &&
-        retry_held && now - item.since < reconcile_timeout) {
+  for (size_t i = 0; i < batch.size(); ++i) {
+    auto& item = batch[i];
+    auto& a = decided[i];
+    if (a.error.empty() && a.held && retry_held && now - item.since < reconcile_timeout) {
       st.pending.push_back(std::move(item));
       continue;
     }
     meters().depth.add(-1);
-    if (failed != errors.end()) {
-      log::warn("reconcile failed; the sweep will retry",
-                {{"request_id", item.request_id}, {"error", failed->second}});
-      item.reply.deliver(caf::make_error(caf::sec::runtime_error, failed->second));
-    } else if (result == done.end() || result->second.held_elsewhere) {
+    if (!a.error.empty()) {
+      log::warn(item.result ? "node result not written; its node is looked at again"
+                            : "reconcile failed; the sweep will retry",
+                {{"request_id", item.request_id}, {"error", a.error}});
+      item.reply.deliver(caf::make_error(caf::sec::runtime_error, a.error));
+    } else if (a.held) {
       item.reply.deliver(caf::make_error(caf::sec::runtime_error, "request held elsewhere"));
     } else {
-      ++st.reconciled;
-      item.reply.deliver(result->second.changed);
+      if (!item.result)
+        ++st.reconciled;
+      else
+        ++(a.value ? st.results : st.stale);
+      item.reply.deliver(a.value);
     }
   }
 }
@@ -166,24 +215,16 @@ void flush(self_ptr self, const std::shared_ptr<workers::engine_context>& ctx,
     return;
   auto batch = std::move(st.pending);
   st.pending.clear();
-  std::vector<std::string> ids;
-  for (auto& item : batch)
-    ids.push_back(item.request_id);
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   ++st.flushes;
-  meters().batch_size.observe(static_cast<double>(ids.size()));
+  meters().batch_size.observe(static_cast<double>(batch.size()));
   const auto start = std::chrono::steady_clock::now();
-  std::map<std::string, std::string> errors;
-  auto done = write_batch(st, ctx->e, ids, errors);
+  int activated = 0;
+  auto decided = write_batch(st, ctx->e, batch, activated);
   meters().flush_seconds.observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  long activated = 0;
-  for (auto& [id, outcome] : done)
-    activated += outcome.activated;
   if (wakeups && activated > 0)
     links->wake_dispatchers_for(static_cast<size_t>(activated));
-  answer(self, batch, done, errors, retry_held);
+  answer(self, batch, decided, retry_held);
   if (!st.pending.empty())
     schedule_held_retry(self);
 }
@@ -204,11 +245,10 @@ request_writer(request_writer_actor::stateful_pointer<request_writer_state> self
   });
   return {
       [=](reconcile_atom, const std::string& request_id) -> caf::typed_response_promise<bool> {
-        auto reply = self->make_response_promise<bool>();
-        self->state.pending.push_back({request_id, reply, std::chrono::steady_clock::now()});
-        meters().depth.add(1);
-        schedule_flush(self);
-        return reply;
+        return enqueue(self, request_id, nullptr);
+      },
+      [=](result_atom, const handed_result_ptr& result) -> caf::typed_response_promise<bool> {
+        return enqueue(self, result->node.request_id, result);
       },
       [=](flush_atom, bool held_retry) {
         auto& st = self->state;
@@ -223,6 +263,8 @@ request_writer(request_writer_actor::stateful_pointer<request_writer_state> self
             .member("commits", st.commits)
             .member("retries", st.retries)
             .member("reconciled", st.reconciled)
+            .member("results", st.results)
+            .member("stale", st.stale)
             .member("pending", static_cast<long>(st.pending.size()))
             .end_object();
         return w.str();

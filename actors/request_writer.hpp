@@ -1,7 +1,7 @@
 #pragma once
-// A shard's request writer: group-commits the reconciles its movement actors
-// hand over (SPEC §1), one transaction for everything gathered while the
-// previous flush was in flight.
+// A shard's request writer: group-commits the node results and reconciles its
+// movement actors hand over (SPEC §1), one transaction for everything
+// gathered while the previous flush was in flight.
 #include <chrono>
 #include <memory>
 #include <string>
@@ -20,8 +20,10 @@ inline constexpr auto held_request_retry = std::chrono::milliseconds(20);
 /// Attempts of one batch that end in a deadlock or a lost connection.
 inline constexpr int writer_flush_attempts = 3;
 
+/// A reconcile (no result) or a node result with its request's reconcile.
 struct writer_item {
   std::string request_id;
+  handed_result_ptr result;
   caf::typed_response_promise<bool> reply;
   std::chrono::steady_clock::time_point since;
 };
@@ -36,6 +38,8 @@ struct request_writer_state {
   long commits = 0;
   long retries = 0;
   long reconciled = 0;
+  long results = 0; // node results written
+  long stale = 0;   // node results dropped: their node had moved on
 };
 
 request_writer_actor::behavior_type

@@ -132,6 +132,8 @@ void runtime::start(caf::actor waiter, std::vector<worker_spec> extra) {
     fixed.push_back({"request_writer_" + std::to_string(i), caf::actor_cast<caf::actor>(w)});
   }
   links_->registry = sys_.spawn(movement_registry, writers);
+  ctx_->sink = std::make_shared<registry_sink>(sys_, links_->registry);
+  ctx_->e.results = ctx_->sink.get();
   for (auto& id : handed_over_requests_)
     caf::anon_send(links_->registry, changed_atom::value, id);
   handed_over_requests_.clear();

@@ -34,8 +34,10 @@ void register_link(supervisor_state& st, const worker_spec& spec, const worker_a
     st.env.links->lease = h;
 }
 
+/// Fixed members (the request writers and the registry) outlive the drain
+/// too: a pass in flight may still hand them node results to write.
 bool outlives_drain(const supervisor_state& st, const supervisor_member& m) {
-  return m.spec_index >= 0 && st.specs[m.spec_index].outlives_drain;
+  return m.spec_index < 0 || st.specs[m.spec_index].outlives_drain;
 }
 
 /// Once every other member is down, the ones that outlive the drain stop.

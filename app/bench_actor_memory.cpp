@@ -42,6 +42,12 @@ holding_writer(actors::request_writer_actor::stateful_pointer<holding_state> sel
         self->state.held.push_back(promise);
         return promise;
       },
+      [=](actors::result_atom,
+          const actors::handed_result_ptr&) -> caf::typed_response_promise<bool> {
+        auto promise = self->make_response_promise<bool>();
+        self->state.held.push_back(promise);
+        return promise;
+      },
       [](actors::flush_atom, bool) {},
       [](actors::status_atom) { return std::string("{}"); },
   };

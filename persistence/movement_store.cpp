@@ -502,6 +502,17 @@ bool try_lock_request(pqxx::transaction_base& tx, const std::string& request_id)
               .empty();
 }
 
+std::set<std::string> try_lock_requests(pqxx::transaction_base& tx,
+                                        const std::vector<std::string>& request_ids) {
+  static const statement q{"mg_try_lock_requests",
+                           "SELECT id::text FROM movement_requests WHERE id = ANY($1::uuid[])"
+                           " ORDER BY id FOR UPDATE SKIP LOCKED"};
+  std::set<std::string> out;
+  for (auto row : exec(tx, q, text_array(request_ids)))
+    out.insert(row[0].c_str());
+  return out;
+}
+
 std::optional<request_snapshot> load_request(pqxx::transaction_base& tx,
                                              const std::string& request_id) {
   auto r = tx.exec_params("SELECT id, request_state, to_json(current_frontier)::text,"

@@ -2,6 +2,7 @@
 // Movement requests: create, approve, reconcile, read.
 #include <optional>
 #include <pqxx/pqxx>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -132,6 +133,11 @@ std::vector<std::string> reconcile_sweep_candidates(pqxx::transaction_base& tx,
 
 /// Locks the request row unless someone else holds it (SKIP LOCKED).
 bool try_lock_request(pqxx::transaction_base& tx, const std::string& request_id);
+
+/// Locks the rows of `request_ids` in id order, passing over those another
+/// transaction holds (SKIP LOCKED); answers the ids it locked.
+std::set<std::string> try_lock_requests(pqxx::transaction_base& tx,
+                                        const std::vector<std::string>& request_ids);
 
 /// The NOTIFY channel dispatchers LISTEN on (payload: network class).
 inline constexpr const char* dispatch_channel = "mg_dispatch";

@@ -21,7 +21,8 @@ constexpr const char* node_columns =
     " COALESCE(n.error_code, ''),"
     " COALESCE(extract(epoch FROM clock_timestamp() - n.started_at)::float8, -1),"
     " r.request_state, r.template_key, r.template_version, r.compiled_plan_hash,"
-    " r.intent::text, r.input_params::text, n.prepare_errors, r.callback_url IS NOT NULL";
+    " r.intent::text, r.input_params::text, n.prepare_errors, r.callback_url IS NOT NULL,"
+    " n.observe_count";
 
 // The dispatch claim also reads the latest predecessor's last change (its
 // COMPLETED, for a READY node) for the hop metric: a few primary-key
@@ -73,8 +74,9 @@ claimed_node to_claimed(const pqxx::row& r) {
   n.input_params = r[22].c_str();
   n.prepare_errors = r[23].as<int>();
   n.has_callback = r[24].as<bool>();
-  if (r.size() > 25 && std::string(r[25].name()) == "since_predecessors")
-    n.seconds_since_predecessors = r[25].as<double>();
+  n.observe_count = r[25].as<int>();
+  if (r.size() > 26 && std::string(r[26].name()) == "since_predecessors")
+    n.seconds_since_predecessors = r[26].as<double>();
   return n;
 }
 
@@ -493,21 +495,23 @@ std::set<std::string> lock_current_claims(pqxx::transaction_base& tx,
       "mg_lock_current_claims",
       "SELECT n.id::text FROM movement_request_nodes n"
       " JOIN movement_requests r ON r.id = n.request_id"
-      " JOIN unnest($1::uuid[], $2::int[], $3::uuid[], $4::text[]) AS c(id, attempt_no, token,"
-      "   node_state) ON c.id = n.id"
+      " JOIN unnest($1::uuid[], $2::int[], $3::uuid[], $4::text[], $5::int[])"
+      "   AS c(id, attempt_no, token, node_state, observe_count) ON c.id = n.id"
       " WHERE n.attempt_no = c.attempt_no AND n.claim_token IS NOT DISTINCT FROM c.token"
-      "   AND n.node_state = c.node_state"
+      "   AND n.node_state = c.node_state AND n.observe_count = c.observe_count"
       " ORDER BY r.id, n.id FOR UPDATE OF r, n"};
-  std::vector<std::string> ids, attempts, tokens, states;
+  std::vector<std::string> ids, attempts, states, observations;
+  std::vector<std::optional<std::string>> tokens;
   for (auto* n : claims) {
     ids.push_back(n->id);
     attempts.push_back(std::to_string(n->attempt_no));
-    tokens.push_back(n->claim_token);
+    tokens.push_back(n->claim_token.empty() ? std::nullopt : std::optional(n->claim_token));
     states.push_back(n->node_state);
+    observations.push_back(std::to_string(n->observe_count));
   }
   std::set<std::string> current;
-  for (auto row :
-       exec(tx, q, text_array(ids), text_array(attempts), text_array(tokens), text_array(states)))
+  for (auto row : exec(tx, q, text_array(ids), text_array(attempts), nullable_text_array(tokens),
+                       text_array(states), text_array(observations)))
     current.insert(row[0].c_str());
   return current;
 }

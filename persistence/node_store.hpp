@@ -39,6 +39,7 @@ struct claimed_node {
   std::string intent;
   std::string input_params;
   int prepare_errors = 0; // preflight/prepare exceptions in a row
+  int observe_count = 0;  // observations written so far (a result re-checks it)
   // The request has a callback_url (read with the node; it never changes).
   // Unset for a node built by hand: its events then keep the outbox part.
   std::optional<bool> has_callback;
@@ -154,8 +155,8 @@ enum class claim_token_change { keep, rotate, clear };
 
 /// Locks the requests, then the nodes, of `claims` — requests in id order,
 /// the lock order of every transaction that writes several requests — and
-/// answers the ids of the nodes that still hold the state, attempt and
-/// claim token their worker read. Their conditional writes in `tx` cannot
+/// answers the ids of the nodes that still hold the state, attempt, claim
+/// token and observation count their worker read. Their conditional writes in `tx` cannot
 /// be stale, and a result whose commit landed although the connection died
 /// during COMMIT is not written a second time by the retry.
 std::set<std::string> lock_current_claims(pqxx::transaction_base& tx,

@@ -1,5 +1,6 @@
 #pragma once
 // What every worker pass needs, shared by the workers of one process.
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,10 +13,15 @@
 
 namespace mg::workers {
 
+class result_sink; // actors/workers/node_result.hpp
+
 struct engine {
   db::plan_cache& plans;
   const domain::provider_registry& providers;
   const config::settings& settings;
+  /// Where the observer and recovery hand their results; none: each pass
+  /// writes its own.
+  result_sink* results = nullptr;
 
   db::reconcile_settings reconcile_settings() const {
     return {settings.unknown_escalate_seconds, settings.callback_max_attempts};
@@ -28,6 +34,8 @@ struct engine_context {
   domain::provider_registry providers;
   db::plan_cache plans;
   engine e{plans, providers, settings};
+  /// What e.results points at, when the runtime set one.
+  std::shared_ptr<result_sink> sink;
   /// Filled by the peer watch, read by cluster_lease.
   suspect_peers suspects;
 

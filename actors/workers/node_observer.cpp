@@ -35,34 +35,38 @@ bool timed_out(const db::claimed_node& n, const db::stored_plan& stored, const e
   return limit > 0 && n.seconds_since_started > limit;
 }
 
-/// Observes one claimed node inside `tx` (the claim's transaction).
-void observe_claimed(pqxx::work& tx, const db::claimed_node& n, const engine& e, pass_result& out) {
-  db::event_batch events(n.request_id, e.settings.callback_max_attempts);
+/// Observes one node claimed by `tx`, which is rolled back before the
+/// executor is called: the result is written by whoever it is handed to.
+std::shared_ptr<handed_result> observe_claimed(pqxx::work& tx, const db::claimed_node& n,
+                                               const engine& e) {
   auto stored = e.plans.get(tx, n.template_key, n.template_version);
-  db::node_update u;
+  auto result = std::make_shared<handed_result>(
+      handed_result{n, {}, db::event_batch(n.request_id, e.settings.callback_max_attempts)});
+  auto& u = result->update;
   if (timed_out(n, *stored, e)) {
+    tx.abort();
     // A paging signal, never auto-recovered: no executor call.
     u.next_state = node_state::unknown;
     u.error_code = "OBSERVATION_TIMEOUT";
     u.error_detail = "observe_seconds exceeded";
-  } else {
-    auto built = db::build_context(tx, n, *stored, n.attempt_no);
-    auto r = call_observe(n, built.ctx, e);
-    u = observation_update(n, r);
-    add_observation_artifacts(events, n, r);
+    return result;
   }
-  // The claim locked the request row with the node.
-  const db::shared_write request_locked{nullptr, true};
-  out.activated += write_node_result(tx, n, u, events, e, request_locked).activated;
-  if (u.next_observe_in_seconds && *u.next_observe_in_seconds == 0)
-    out.wake_observer = true;
+  auto built = db::build_context(tx, n, *stored, n.attempt_no);
+  tx.abort(); // no lock is held across the executor call
+  auto r = call_observe(n, built.ctx, e);
+  u = observation_update(n, r);
+  add_observation_artifacts(result->events, n, r);
+  return result;
 }
 
-/// Claims, observes and commits each node of `ids` in its own transaction.
-/// The claim is that transaction's first statement, so a miss ends the
-/// transaction (releasing partial locks) without a savepoint.
+/// Claims and observes each node of `ids`, each claim in its own
+/// transaction rolled back before the executor call (the claim is that
+/// transaction's first statement, so a miss releases its partial locks),
+/// then hands every result over and waits for the answers: a node is not
+/// listed again while its result waits.
 void observe_each(db::connection_slot& conn, const engine& e, const std::vector<std::string>& ids,
                   pass_result& out) {
+  std::vector<std::shared_ptr<handed_result>> results;
   for (auto& id : ids) {
     pqxx::work tx(conn.get());
     auto claimed = db::claim_for_observe(tx, id, e.settings.network_class,
@@ -73,20 +77,12 @@ void observe_each(db::connection_slot& conn, const engine& e, const std::vector<
       continue;
     }
     ++out.processed;
-    try {
-      observe_claimed(tx, *claimed, e, out);
-      tx.commit();
-    } catch (const db::stale_write& ex) {
-      ++out.stale;
-      log::warn("stale observation dropped", {{"node_id", id}, {"detail", ex.what()}});
-    } catch (const pqxx::transaction_rollback& ex) {
-      // A deadlock the database broke (the reconcile locks the request's
-      // other nodes): nothing landed, and observing again is harmless.
-      out.busy = true;
-      log::warn("observation rolled back; observed again soon",
-                {{"node_id", id}, {"error", ex.what()}});
-    }
+    results.push_back(observe_claimed(tx, *claimed, e));
+    auto& u = results.back()->update;
+    if (u.next_observe_in_seconds && *u.next_observe_in_seconds == 0)
+      out.wake_observer = true;
   }
+  hand_over_results(conn.get(), e, results, out);
 }
 
 void merge(pass_result& into, pass_result&& part) {

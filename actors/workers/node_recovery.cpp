@@ -1,5 +1,7 @@
 #include "actors/workers/node_recovery.hpp"
 
+#include "actors/workers/node_result.hpp"
+
 #include "config/log.hpp"
 #include "domain/recovery.hpp"
 #include "persistence/context_loader.hpp"
@@ -24,18 +26,24 @@ pass_result recovery_pass(db::connection_slot& conn, const engine& e, recovery_c
     tx.abort(); // read only: nothing to commit
     return out;
   }
+  // Every claimed node's context is read under the claim, which then ends:
+  // no lock is held across the executor calls.
+  std::vector<domain::execution_context> contexts;
   for (auto& n : claimed) {
     auto stored = e.plans.get(tx, n.template_key, n.template_version);
-    auto built = db::build_context(tx, n, *stored, n.attempt_no);
-    built.ctx.idempotency_key = n.idempotency_key; // the attempt's own key
-    auto rr = services::call_recover(n, built.ctx, e.providers);
-    db::event_batch events(n.request_id, e.settings.callback_max_attempts);
-    auto u = services::recover_update(n, rr);
-    services::add_recover_artifacts(events, n, rr, u.next_state);
-    auto fx = db::apply_node_update(tx, n, u, events);
-    events.flush(tx);
-    if (fx.needs_reconcile)
-      out.reconcile.push_back(n.request_id);
+    contexts.push_back(db::build_context(tx, n, *stored, n.attempt_no).ctx);
+    contexts.back().idempotency_key = n.idempotency_key; // the attempt's own key
+  }
+  tx.abort();
+  std::vector<std::shared_ptr<handed_result>> results;
+  for (size_t i = 0; i < claimed.size(); ++i) {
+    auto& n = claimed[i];
+    auto rr = services::call_recover(n, contexts[i], e.providers);
+    auto result = std::make_shared<handed_result>(
+        handed_result{n, services::recover_update(n, rr),
+                      db::event_batch(n.request_id, e.settings.callback_max_attempts)});
+    auto& u = result->update;
+    services::add_recover_artifacts(result->events, n, rr, u.next_state);
     out.wake_observer |= u.next_observe_in_seconds.has_value();
     ++out.processed;
     if (counts)
@@ -47,8 +55,9 @@ pass_result recovery_pass(db::connection_slot& conn, const engine& e, recovery_c
                                  {"from", n.node_state},
                                  {"outcome", domain::recover_outcome_name(rr.outcome)},
                                  {"to", domain::to_string(u.next_state)}});
+    results.push_back(std::move(result));
   }
-  tx.commit();
+  hand_over_results(conn.get(), e, results, out);
   return out;
 }
 

@@ -1,22 +1,131 @@
 #include "actors/workers/node_result.hpp"
 
+#include <algorithm>
+#include <set>
+
+#include "config/log.hpp"
 #include "persistence/movement_store.hpp"
 
 namespace mg::workers {
 
-result_written write_node_result(pqxx::transaction_base& tx, const db::claimed_node& n,
-                                 const db::node_update& u, db::event_batch& events, const engine& e,
-                                 db::shared_write shared) {
-  result_written out;
-  shared.reconciled_here = true;
-  out.effects = db::apply_node_update_and_flush(tx, n, u, events, shared);
-  if (!out.effects.needs_reconcile)
-    return out;
-  auto reconciled =
-      db::reconcile_request(tx, e.plans, n.request_id, e.reconcile_settings(), shared.events);
-  out.activated = reconciled.activated;
-  out.activated_keys = std::move(reconciled.activated_keys);
+namespace {
+
+std::vector<std::string> sorted_unique(std::vector<std::string> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+/// Locks the results' requests (SKIP LOCKED) and then their current nodes;
+/// sets each result's fate (written for those to apply) and answers the
+/// ones to apply.
+std::vector<size_t> lock_current(pqxx::transaction_base& tx,
+                                 const std::vector<const handed_result*>& results,
+                                 std::vector<result_fate>& fates) {
+  std::vector<std::string> request_ids;
+  for (auto* r : results)
+    request_ids.push_back(r->node.request_id);
+  auto locked = db::try_lock_requests(tx, sorted_unique(request_ids));
+  std::vector<const db::claimed_node*> claims;
+  for (auto* r : results)
+    if (locked.count(r->node.request_id))
+      claims.push_back(&r->node);
+  auto current = claims.empty() ? std::set<std::string>{} : db::lock_current_claims(tx, claims);
+  std::vector<size_t> to_apply;
+  for (size_t i = 0; i < results.size(); ++i) {
+    auto& n = results[i]->node;
+    if (!locked.count(n.request_id)) {
+      fates[i] = result_fate::held;
+    } else if (!current.count(n.id)) {
+      fates[i] = result_fate::stale;
+      log::warn("stale node result dropped",
+                {{"node_id", n.id},
+                 {"attempt_no", n.attempt_no},
+                 {"detail", "its state, attempt, claim token or observations moved on"}});
+    } else {
+      fates[i] = result_fate::written;
+      to_apply.push_back(i);
+    }
+  }
+  return to_apply;
+}
+
+} // namespace
+
+batch_written write_results(pqxx::connection& c, const engine& e,
+                            const std::vector<const handed_result*>& results,
+                            const std::vector<std::string>& reconcile_ids) {
+  batch_written out;
+  out.results.assign(results.size(), result_fate::held);
+  pqxx::work tx(c);
+  auto to_apply = lock_current(tx, results, out.results);
+  // A retried batch writes its results again: the handed events stay whole.
+  db::event_batch gathered("", e.settings.callback_max_attempts);
+  std::vector<db::event_batch> events;
+  events.reserve(to_apply.size());
+  std::vector<db::node_result> applied;
+  for (auto i : to_apply) {
+    events.push_back(results[i]->events);
+    applied.push_back({&results[i]->node, {results[i]->update}, &events.back()});
+  }
+  auto effects = db::apply_node_results(tx, applied, {&gathered, true, true});
+  std::vector<std::string> to_reconcile = reconcile_ids;
+  for (size_t k = 0; k < applied.size(); ++k)
+    if (effects[k].needs_reconcile)
+      to_reconcile.push_back(applied[k].node->request_id);
+  to_reconcile = sorted_unique(std::move(to_reconcile));
+  auto outcomes = db::reconcile_requests(tx, e.plans, to_reconcile, e.reconcile_settings(),
+                                         &gathered, db::lock_wait::skip_locked);
+  bool wrote = !applied.empty();
+  for (auto& o : outcomes) {
+    wrote |= o.wrote;
+    out.activated += o.activated;
+  }
+  for (auto& id : reconcile_ids) {
+    auto at = std::lower_bound(to_reconcile.begin(), to_reconcile.end(), id) - to_reconcile.begin();
+    out.reconciles.push_back(outcomes[static_cast<size_t>(at)]);
+  }
+  gathered.flush(tx);
+  if (wrote) {
+    tx.commit();
+    out.committed = true;
+  } else {
+    tx.abort(); // only row locks: a COMMIT would flush WAL for nothing
+  }
   return out;
+}
+
+void hand_over_results(pqxx::connection& c, const engine& e,
+                       const std::vector<std::shared_ptr<handed_result>>& results,
+                       pass_result& out) {
+  if (results.empty())
+    return;
+  std::vector<std::optional<bool>> answers;
+  if (e.results) {
+    answers = e.results->hand_over(results);
+  } else {
+    std::vector<const handed_result*> items;
+    for (auto& r : results)
+      items.push_back(r.get());
+    try {
+      auto written = write_results(c, e, items, {});
+      out.activated += written.activated;
+      for (auto fate : written.results)
+        answers.push_back(fate == result_fate::held ? std::nullopt
+                                                    : std::optional(fate == result_fate::written));
+    } catch (const pqxx::transaction_rollback& ex) {
+      // A deadlock the database broke: nothing landed; the nodes are
+      // listed again.
+      log::warn("node results rolled back; tried again soon", {{"error", ex.what()}});
+      answers.assign(results.size(), std::nullopt);
+    }
+  }
+  for (auto& a : answers) {
+    if (!a)
+      out.busy = true;
+    else if (!*a)
+      ++out.stale;
+  }
 }
 
 } // namespace mg::workers

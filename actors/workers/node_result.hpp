@@ -1,25 +1,69 @@
 #pragma once
-// A node's result and its request's reconcile, written in one transaction.
+// Node results handed over after their claim ended, and the one transaction
+// that writes a batch of them with their requests' reconciles (SPEC §1's
+// writer).
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "actors/workers/engine.hpp"
 #include "persistence/node_store.hpp"
 
 namespace mg::workers {
 
-struct result_written {
-  db::update_effects effects;
-  int activated = 0; // successors the reconcile made READY
-  std::vector<std::string> activated_keys;
+/// An observer's or recovery's result for a node whose claim transaction
+/// was rolled back: the node as its producer read it at claim (the re-check
+/// under the writer's lock compares id, attempt_no, claim_token, node_state
+/// and observe_count), the transition and its events.
+struct handed_result {
+  db::claimed_node node;
+  db::node_update update;
+  db::event_batch events;
 };
 
-/// Applies `u` to `n` (conditional on its claim: throws db::stale_write)
-/// with `events`, and, when the change matters to the request, reconciles
-/// the request in the same transaction. The write has locked the request
-/// row already (lock order: request, then nodes), so the reconcile runs on
-/// current locked rows and the successors' activation commits with the
-/// result that caused it, not in a transaction of its own. `shared` says
-/// what the write may share with the transaction's other results.
-result_written write_node_result(pqxx::transaction_base& tx, const db::claimed_node& n,
-                                 const db::node_update& u, db::event_batch& events, const engine& e,
-                                 db::shared_write shared = {});
+/// What became of a handed result in a batch.
+enum class result_fate {
+  written,
+  stale, // the node moved on since its claim: dropped
+  held,  // another transaction holds its request: not tried
+};
+
+struct batch_written {
+  std::vector<result_fate> results;              // per result, in order
+  std::vector<db::reconcile_outcome> reconciles; // per reconcile id, in order
+  int activated = 0;                             // nodes the batch made READY
+  bool committed = false;
+};
+
+/// One transaction over `results` and `reconcile_ids`: their request rows
+/// locked in id order with SKIP LOCKED (a held request is left for later),
+/// each result re-checked under the lock against its claim and applied when
+/// current, every touched request reconciled on its locked current rows,
+/// all events written; committed only when something was written, rolled
+/// back otherwise. Throws what the database throws (nothing landed).
+batch_written write_results(pqxx::connection& c, const engine& e,
+                            const std::vector<const handed_result*>& results,
+                            const std::vector<std::string>& reconcile_ids);
+
+/// Where a pass hands its results. The runtime's sink routes them through
+/// the movement actors to the request writers; without one a pass writes
+/// them itself (write_results on its own connection).
+class result_sink {
+public:
+  virtual ~result_sink() = default;
+  /// Hands `results` over and waits for each answer: true written, false
+  /// stale (dropped), nullopt not written (held too long, or an error): the
+  /// node is listed again by a later pass.
+  virtual std::vector<std::optional<bool>>
+  hand_over(const std::vector<std::shared_ptr<handed_result>>& results) = 0;
+};
+
+/// Hands `results` to `e.results`, or writes them on `c` when the engine has
+/// no sink; counts stale ones in `out` and flags `out.busy` for those not
+/// written, so the pass looks again soon.
+void hand_over_results(pqxx::connection& c, const engine& e,
+                       const std::vector<std::shared_ptr<handed_result>>& results,
+                       pass_result& out);
 
 } // namespace mg::workers

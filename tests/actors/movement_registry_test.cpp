@@ -14,6 +14,7 @@
 #include <caf/scheduler/test_coordinator.hpp>
 
 #include "actors/movements.hpp"
+#include "actors/workers/node_result.hpp"
 #include "tests/support/registry_counts.hpp"
 
 using namespace mg;
@@ -34,6 +35,10 @@ caf::behavior scripted_writer(caf::event_based_actor* self, std::shared_ptr<writ
   return {
       [=](actors::reconcile_atom, const std::string& request_id) {
         script->asked.push_back(request_id);
+        script->owed.push_back(self->make_response_promise());
+      },
+      [=](actors::result_atom, const actors::handed_result_ptr& r) {
+        script->asked.push_back("result:" + r->node.request_id);
         script->owed.push_back(self->make_response_promise());
       },
       [=](answer_atom, bool ok) {
@@ -92,6 +97,23 @@ struct coordinator_fixture {
   void answer(bool ok, size_t writer = 0) {
     caf::anon_send(writers.at(writer), answer_atom::value, ok);
     sched->run();
+  }
+
+  /// Hands a node result of `request_id` to the registry; the answer lands
+  /// in the returned slot ("written", "stale" or "error") once it comes.
+  std::shared_ptr<std::string> hand_result(const std::string& request_id) {
+    auto slot = std::make_shared<std::string>("no answer");
+    auto result = std::make_shared<workers::handed_result>(
+        workers::handed_result{{}, {}, db::event_batch(request_id, 5)});
+    result->node.request_id = request_id;
+    auto reg = registry;
+    sys->spawn([=](caf::event_based_actor* self) {
+      self->request(reg, caf::infinite, actors::result_atom::value, result)
+          .then([=](bool written) { *slot = written ? "written" : "stale"; },
+                [=](const caf::error&) { *slot = "error"; });
+    });
+    sched->run();
+    return slot;
   }
 
   registry_counts counts() {
@@ -188,6 +210,30 @@ BOOST_FIXTURE_TEST_CASE(an_unanswered_reconcile_times_out_and_ends_the_movement,
   sched->run();
   BOOST_TEST(counts().active == 0);
   BOOST_TEST(script().asked.size() == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_result_goes_through_its_movement_to_the_writer_and_back,
+                        coordinator_fixture) {
+  auto answered = hand_result("r1");
+  BOOST_TEST(script().asked == std::vector<std::string>{"result:r1"});
+  BOOST_TEST(*answered == "no answer");
+  BOOST_TEST(counts().active == 1); // alive while the result waits
+  changed("r1");                    // a reconcile is not held back by a result in flight
+  BOOST_TEST(script().asked == (std::vector<std::string>{"result:r1", "r1"}));
+
+  answer(true); // the result
+  BOOST_TEST(*answered == "written");
+  BOOST_TEST(counts().active == 1); // the reconcile still waits
+  answer(true);
+  BOOST_TEST(counts().active == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_result_the_writer_could_not_write_answers_an_error_and_the_movement_quits,
+                        coordinator_fixture) {
+  auto answered = hand_result("r1");
+  answer(false);
+  BOOST_TEST(*answered == "error");
+  BOOST_TEST(counts().active == 0);
 }
 
 BOOST_FIXTURE_TEST_CASE(one_request_always_goes_to_the_same_writer, two_writers) {

@@ -5,6 +5,10 @@
 // goes on. The supervisor itself never waits on the database.
 #include <boost/test/unit_test.hpp>
 
+#include <mutex>
+
+#include "tests/support/db_helpers.hpp"
+#include "tests/support/hooked_sim.hpp"
 #include "tests/support/runtime_fixture.hpp"
 
 using namespace mg;
@@ -155,6 +159,48 @@ BOOST_FIXTURE_TEST_CASE(pass_errors_are_counted_and_the_worker_continues, test::
   BOOST_TEST(scalar("SELECT status FROM worker_heartbeats WHERE worker_name = "
                     "'test_failing_pass'") == "backing_off");
   BOOST_TEST(stop() == 0); // a failing pass is not a failing worker
+}
+
+// SPEC §1: on shutdown the workers end their passes first and the request
+// writers stop only after them, so a node result a pass hands over while
+// the runtime drains is still written (here it waits for a request another
+// transaction holds until after shutdown was asked for).
+BOOST_FIXTURE_TEST_CASE(a_result_handed_over_during_shutdown_is_written, test::runtime_fixture) {
+  add_template(test::one_node("solo"));
+  auto id = create_and_approve("solo");
+  exec("UPDATE movement_requests SET request_state = 'EXECUTING' WHERE id = '" + id + "'");
+  exec("UPDATE movement_request_nodes SET node_state = 'SUBMITTED', attempt_no = 1,"
+       " idempotency_key = id || ':1', claim_token = gen_random_uuid(), started_at = now(),"
+       " next_observe_at = now() WHERE request_id = '" +
+       id + "'");
+  auto holding = db::connect(url);
+  std::unique_ptr<pqxx::work> holder;
+  std::mutex m;
+  std::atomic<bool> observing{false};
+  adjust_providers = [&](domain::provider_registry& providers) {
+    test::hook_sim(providers)->before_observe = [&] {
+      std::lock_guard<std::mutex> lock(m);
+      if (holder)
+        return;
+      // After the claim ended, before the result reaches a writer.
+      holder = std::make_unique<pqxx::work>(*holding);
+      holder->exec("SELECT 1 FROM movement_requests WHERE id = '" + id + "' FOR UPDATE");
+      observing = true;
+    };
+  };
+  start();
+  BOOST_REQUIRE(eventually([&] { return observing.load(); }, 15s));
+  rt->shutdown();
+  std::this_thread::sleep_for(300ms); // the writer meets the held row meanwhile
+  {
+    std::lock_guard<std::mutex> lock(m);
+    holder->abort();
+  }
+  BOOST_TEST(wait_exit(20s) == 0);
+  BOOST_TEST(scalar("SELECT node_state || ' ' || observe_count FROM movement_request_nodes"
+                    " WHERE request_id = '" +
+                    id + "'") == "COMPLETED 1");
+  BOOST_TEST(snapshot(id).request_state == "COMPLETED");
 }
 
 BOOST_FIXTURE_TEST_CASE(heartbeats_are_seeded_for_the_network_class, test::runtime_fixture) {

@@ -68,17 +68,15 @@ long flushed_trigger_calls(pqxx::connection& c) {
       .as<long>();
 }
 
-/// Updates of movement_request_nodes this backend has flushed to the
-/// shared statistics.
-long flushed_node_updates(pqxx::connection& c) {
+/// Updates of `table` flushed to the shared statistics, this backend's
+/// included.
+long flushed_updates(pqxx::connection& c, const std::string& table) {
   {
     pqxx::nontransaction tx(c);
     tx.exec("SELECT pg_stat_force_next_flush()");
   }
   pqxx::nontransaction tx(c);
-  return tx
-      .exec("SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'movement_request_nodes'")[0]
-                                                                                                 [0]
+  return tx.exec_params("SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = $1", table)[0][0]
       .as<long>();
 }
 
@@ -193,21 +191,25 @@ BOOST_FIXTURE_TEST_CASE(a_result_reconciled_in_its_transaction_writes_the_reques
   exec("UPDATE movement_request_nodes SET next_observe_at = now() WHERE request_id = '" + id + "'");
   auto a = node_id(*this, id);
   auto c = db::connect(url);
-  flush_stats(*c);
-  pqxx::work tx(*c);
-  auto n =
-      db::claim_for_observe(tx, a, settings.network_class, db::claim_scope::first_in_transaction);
+  std::optional<db::claimed_node> n;
+  {
+    pqxx::work claim(*c);
+    n = db::claim_for_observe(claim, a, settings.network_class,
+                              db::claim_scope::first_in_transaction);
+    claim.abort();
+  }
   BOOST_REQUIRE(n.has_value());
-  db::node_update completed;
-  completed.next_state = domain::node_state::completed;
-  completed.observed = true;
-  db::event_batch events(id, settings.callback_max_attempts);
-  auto written = workers::write_node_result(tx, *n, completed, events, engine(), {nullptr, true});
+  workers::handed_result result{*n, {}, db::event_batch(id, settings.callback_max_attempts)};
+  result.update.next_state = domain::node_state::completed;
+  result.update.observed = true;
+  flush_stats(conn.get());
+  auto before = flushed_updates(*c, "movement_requests");
+  auto written = workers::write_results(*c, engine(), {&result}, {});
+  BOOST_TEST(written.committed);
+  BOOST_TEST((written.results.front() == workers::result_fate::written));
   BOOST_TEST(written.activated == 1);
   // The reconcile's write only: no needs_reconcile raised for it to clear.
-  BOOST_TEST(xact_long(tx, "SELECT pg_stat_get_xact_tuples_updated("
-                           "'movement_requests'::regclass)") == 1);
-  tx.commit();
+  BOOST_TEST(flushed_updates(*c, "movement_requests") - before == 1);
   BOOST_TEST(!snapshot(id).needs_reconcile);
   BOOST_TEST(node_state(id, "a") == "COMPLETED");
   BOOST_TEST(node_state(id, "b") == "READY");
@@ -272,11 +274,11 @@ BOOST_FIXTURE_TEST_CASE(reconcile_that_changes_nothing_rolls_back, db_fixture) {
 BOOST_FIXTURE_TEST_CASE(a_submit_and_its_inline_observation_write_the_node_row_once, db_fixture) {
   add_template(one_node("solo"));
   auto id = create_and_approve("solo");
-  long before = flushed_node_updates(conn.get());
+  long before = flushed_updates(conn.get(), "movement_request_nodes");
   // SUBMITTING (write-ahead), then SUBMITTED and COMPLETED as one row write.
   BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
   BOOST_REQUIRE(node_state(id, "a") == "COMPLETED");
-  BOOST_TEST(flushed_node_updates(conn.get()) - before == 2);
+  BOOST_TEST(flushed_updates(conn.get(), "movement_request_nodes") - before == 2);
   BOOST_TEST(scalar("SELECT string_agg(payload->>'node_state', ',' ORDER BY seq)"
                     " FROM movement_events WHERE request_id = '" +
                     id + "' AND event_type = 'node_state_changed'") ==

@@ -18,6 +18,7 @@
 #include "config/metrics.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/db_helpers.hpp"
+#include "tests/support/hooked_sim.hpp"
 
 using namespace mg;
 using namespace mg::test;
@@ -52,41 +53,6 @@ std::string history(db_fixture& f, const std::string& node) {
                   node + "')");
 }
 
-/// The fixture's real sim executor with a hook that runs when a batch's
-/// submits begin (submit_many, or submit for a batch of one): after the
-/// claim committed, before any ledger write.
-struct hooked_sim : domain::executor {
-  std::shared_ptr<domain::executor> sim;
-  std::function<void()> before_submits;
-  explicit hooked_sim(std::shared_ptr<domain::executor> s) : sim(std::move(s)) {}
-  std::optional<domain::step_result> preflight(const domain::execution_context& c) override {
-    return sim->preflight(c);
-  }
-  std::optional<domain::prepared_action> prepare(const domain::execution_context& c) override {
-    return sim->prepare(c);
-  }
-  domain::step_result submit(const domain::execution_context& c, const domain::prepared_action& a,
-                             const domain::sign_result* s) override {
-    before_submits(); // a batch of one
-    return sim->submit(c, a, s);
-  }
-  std::vector<domain::step_result>
-  submit_many(const std::vector<domain::submit_call>& calls) override {
-    before_submits();
-    return sim->submit_many(calls);
-  }
-  domain::step_result observe(const domain::execution_context& c) override {
-    return sim->observe(c);
-  }
-  domain::recover_result recover(const domain::execution_context& c) override {
-    return sim->recover(c);
-  }
-  domain::health_result health() override { return sim->health(); }
-  bool claims_in_batch(const domain::execution_context& c) const override {
-    return sim->claims_in_batch(c);
-  }
-};
-
 /// A three-step chain of zero-latency sim nodes: a → b → c.
 const char* chain3 = R"({"template_key": "chain3", "version": 1, "nodes": [
     {"node_key": "a", "action_type": "step", "executor_key": "sim"},
@@ -99,10 +65,9 @@ const char* chain3 = R"({"template_key": "chain3", "version": 1, "nodes": [
 struct process_killed {};
 
 /// Puts a hooked_sim in place of the fixture's "sim" executor.
-std::shared_ptr<hooked_sim> hook_sim(db_fixture& f, std::function<void()> before_submits) {
-  auto hooked = std::make_shared<hooked_sim>(f.ctx->providers.executors.at("sim"));
+std::shared_ptr<test::hooked_sim> hook_sim(db_fixture& f, std::function<void()> before_submits) {
+  auto hooked = test::hook_sim(f.ctx->providers);
   hooked->before_submits = std::move(before_submits);
-  f.ctx->providers.executors["sim"] = hooked;
   return hooked;
 }
 

@@ -8,10 +8,12 @@
 #include "actors/system_config.hpp"
 #include "actors/workers/node_dispatcher.hpp"
 #include "actors/workers/node_observer.hpp"
+#include "actors/workers/node_result.hpp"
 #include "persistence/db.hpp"
 #include "persistence/node_store.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/db_helpers.hpp"
+#include "tests/support/hooked_sim.hpp"
 
 using namespace mg;
 using namespace mg::test;
@@ -263,6 +265,65 @@ BOOST_FIXTURE_TEST_CASE(claim_skips_a_locked_request_and_leaves_no_lock,
 
   BOOST_TEST(workers::observe_pass(conn, engine()).processed == 1);
   BOOST_TEST(node_col(*this, n, "node_state") == "COMPLETED");
+}
+
+// SPEC §1: the observer ends its claim (ROLLBACK) before the executor is
+// called, so a slow venue never holds a lock a writer or a claim needs.
+BOOST_FIXTURE_TEST_CASE(an_observation_holds_no_lock_while_the_executor_answers,
+                        test::reference_db_fixture) {
+  add_template(one_node("solo"));
+  std::string id;
+  auto n = submitted(*this, "solo", &id);
+  make_due(*this, n);
+  bool request_free = false, node_free = false;
+  hook_sim(ctx->providers)->before_observe = [&] {
+    request_free = lock_is_free(url, "SELECT 1 FROM movement_requests WHERE id = '" + id +
+                                         "' FOR UPDATE NOWAIT");
+    node_free = lock_is_free(url, "SELECT 1 FROM movement_request_nodes WHERE id = '" + n +
+                                      "' FOR UPDATE NOWAIT");
+  };
+  BOOST_TEST(workers::observe_pass(conn, engine()).processed == 1);
+  BOOST_TEST(request_free);
+  BOOST_TEST(node_free);
+  BOOST_TEST(node_col(*this, n, "node_state") == "COMPLETED");
+  BOOST_TEST(node_col(*this, n, "observe_count") == "1");
+  BOOST_TEST(snapshot(id).request_state == "COMPLETED");
+}
+
+// Two observers that claimed the same node from the same row (their claims
+// ended before the executor answered): one observation lands, the other is
+// stale by its observe_count and is dropped, never written twice.
+BOOST_FIXTURE_TEST_CASE(the_same_observation_twice_lands_once, test::reference_db_fixture) {
+  add_template(one_node("solo"));
+  std::string id;
+  auto n = submitted(*this, "solo", &id);
+  make_due(*this, n);
+  std::optional<db::claimed_node> claimed;
+  {
+    pqxx::work tx(*other);
+    claimed = db::claim_for_observe(tx, n, "devnet", db::claim_scope::first_in_transaction);
+    tx.abort();
+  }
+  BOOST_REQUIRE(claimed.has_value());
+  auto observed = [&] {
+    workers::handed_result r{*claimed, {}, db::event_batch(id, settings.callback_max_attempts)};
+    r.update.next_state = domain::node_state::observing;
+    r.update.observed = true;
+    r.update.next_observe_in_seconds = 5;
+    r.events.add_artifact({n, claimed->attempt_no, "observe_proof", "{}", ""});
+    return r;
+  };
+  auto first = observed(), second = observed();
+  auto c = db::connect(url);
+  auto one = workers::write_results(*c, engine(), {&first}, {});
+  auto two = workers::write_results(*c, engine(), {&second}, {});
+  BOOST_TEST((one.results.front() == workers::result_fate::written));
+  BOOST_TEST((two.results.front() == workers::result_fate::stale));
+  BOOST_TEST(!two.committed); // nothing to write: rolled back
+  BOOST_TEST(node_col(*this, n, "observe_count") == "1");
+  BOOST_TEST(node_col(*this, n, "node_state") == "OBSERVING");
+  BOOST_TEST(count("SELECT count(*) FROM node_artifacts WHERE node_id = '" + n +
+                   "' AND kind = 'observe_proof'") == 1);
 }
 
 // Reference: the observer observes multiple nodes concurrently, each in its

@@ -14,6 +14,7 @@
 #include "persistence/node_store.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/db_helpers.hpp"
+#include "tests/support/hooked_sim.hpp"
 
 using namespace mg;
 using namespace mg::test;
@@ -119,6 +120,48 @@ BOOST_FIXTURE_TEST_CASE(submitting_past_grace_without_ledger_row_is_fenced,
   BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE node_id = '" + n + "'") == 2);
 }
 
+// SPEC §1: recovery ends its claim before the executor is called, so a
+// slow venue never holds a lock a writer or a claim needs; the result is
+// then written, re-checked against the claim, with its request's reconcile.
+BOOST_FIXTURE_TEST_CASE(recovery_holds_no_lock_while_the_executor_answers,
+                        test::reference_db_fixture) {
+  auto [id, n] = stranded_submitting(*this);
+  accept_in_ledger(*this, n);
+  bool request_free = false, node_free = false;
+  hook_sim(ctx->providers)->before_recover = [&, id = id, n = n] {
+    request_free = lock_is_free(url, "SELECT 1 FROM movement_requests WHERE id = '" + id +
+                                         "' FOR UPDATE NOWAIT");
+    node_free = lock_is_free(url, "SELECT 1 FROM movement_request_nodes WHERE id = '" + n +
+                                      "' FOR UPDATE NOWAIT");
+  };
+  workers::recovery_counts counts;
+  BOOST_TEST(workers::recovery_pass(conn, engine(), &counts).processed == 1);
+  BOOST_TEST(request_free);
+  BOOST_TEST(node_free);
+  BOOST_TEST(counts.found == 1);
+  BOOST_TEST(node_col(*this, n, "node_state") == "COMPLETED");
+  BOOST_TEST(snapshot(id).request_state == "COMPLETED");
+}
+
+// A node that moved on while recovery asked the venue (here an operator
+// failed it) keeps its new state: the late result is dropped, not written.
+BOOST_FIXTURE_TEST_CASE(a_recovery_result_for_a_node_that_moved_on_is_dropped,
+                        test::reference_db_fixture) {
+  auto [id, n] = stranded_submitting(*this);
+  accept_in_ledger(*this, n);
+  hook_sim(ctx->providers)->before_recover = [&, n = n] {
+    exec("UPDATE movement_request_nodes SET node_state = 'FAILED', error_code = 'OPERATOR'"
+         " WHERE id = '" +
+         n + "'");
+  };
+  auto r = workers::recovery_pass(conn, engine());
+  BOOST_TEST(r.processed == 1);
+  BOOST_TEST(r.stale == 1);
+  BOOST_TEST(node_col(*this, n, "node_state") == "FAILED");
+  BOOST_TEST(count("SELECT count(*) FROM node_artifacts WHERE node_id = '" + n +
+                   "' AND kind = 'recover_proof'") == 0);
+}
+
 BOOST_FIXTURE_TEST_CASE(submitting_past_grace_with_ledger_row_is_found,
                         test::reference_db_fixture) {
   auto [id, n] = stranded_submitting(*this);
@@ -145,7 +188,8 @@ BOOST_FIXTURE_TEST_CASE(submitting_past_grace_with_ledger_row_is_found,
   BOOST_TEST(node_col(*this, n, "provider_ref_id") == "sim-" + n + ":1");
   BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE node_id = '" + n + "'") == 1);
   BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE fenced") == 0);
-  BOOST_TEST(request_col(*this, id, "needs_reconcile") == "t");
+  // Reconciled in the transaction that wrote the result: nothing flagged.
+  BOOST_TEST(request_col(*this, id, "needs_reconcile") == "f");
 
   // the dead dispatcher's result, arriving late, changes nothing
   {

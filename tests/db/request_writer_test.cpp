@@ -8,6 +8,7 @@
 
 #include "actors/request_writer.hpp"
 #include "actors/system_config.hpp"
+#include "actors/workers/node_result.hpp"
 #include "domain/json.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/db_helpers.hpp"
@@ -62,6 +63,38 @@ struct writer_fixture : test::db_fixture {
 
   bool reconciled(const std::string& id) {
     return node_state(id, "b") == "READY" && !snapshot(id).needs_reconcile;
+  }
+
+  /// An executing request whose node a was submitted and is due for
+  /// observation.
+  std::string observable() {
+    auto id = create_and_approve("pair");
+    exec("UPDATE movement_requests SET request_state = 'EXECUTING' WHERE id = '" + id + "'");
+    exec("UPDATE movement_request_nodes SET node_state = 'SUBMITTED', attempt_no = 1,"
+         " claim_token = gen_random_uuid(), next_observe_at = now() WHERE request_id = '" +
+         id + "' AND node_key = 'a'");
+    return id;
+  }
+
+  /// Node a of `id` claimed by an observer (claim then rolled back) and
+  /// observed COMPLETED.
+  actors::handed_result_ptr completion_of(const std::string& id) {
+    auto a = scalar("SELECT id FROM movement_request_nodes WHERE request_id = '" + id +
+                    "' AND node_key = 'a'");
+    pqxx::work tx(*other);
+    auto n =
+        db::claim_for_observe(tx, a, settings.network_class, db::claim_scope::first_in_transaction);
+    tx.abort();
+    BOOST_REQUIRE(n.has_value());
+    auto r = std::make_shared<workers::handed_result>(
+        workers::handed_result{*n, {}, db::event_batch(id, settings.callback_max_attempts)});
+    r->update.next_state = domain::node_state::completed;
+    r->update.observed = true;
+    return r;
+  }
+
+  reply_handle hand(const actors::handed_result_ptr& r) {
+    return (*self)->request(writer, 30s, actors::result_atom::value, r);
   }
 
   reply_handle ask(const std::string& id) {
@@ -129,6 +162,41 @@ BOOST_FIXTURE_TEST_CASE(what_arrives_during_a_flush_is_written_by_the_next_in_on
   BOOST_TEST(status("flushes") == 2);
   BOOST_TEST(status("commits") == 2);
   BOOST_TEST(status("pending") == 0);
+}
+
+// SPEC §1: each result is re-checked under the writer's lock against what
+// its producer read at claim; a stale one is dropped alone and the rest of
+// its batch lands in the same commit, each with its request's reconcile.
+BOOST_FIXTURE_TEST_CASE(a_stale_result_is_dropped_and_the_rest_of_its_batch_lands, writer_fixture) {
+  auto first = awaiting_reconcile();
+  std::vector<std::string> ids{observable(), observable(), observable()};
+  std::vector<actors::handed_result_ptr> results;
+  for (auto& id : ids)
+    results.push_back(completion_of(id));
+  // Another observer's observation of the last node landed after its claim.
+  exec("UPDATE movement_request_nodes SET observe_count = observe_count + 1 WHERE id = '" +
+       results[2]->node.id + "'");
+  auto holder = hold_node_b(first);
+  auto first_reply = ask(first);
+  BOOST_REQUIRE(writer_waits_on_a_lock());
+  std::vector<reply_handle> replies;
+  for (auto& r : results)
+    replies.push_back(hand(r));
+  holder->abort();
+  BOOST_TEST(answer_of(first_reply) == "changed");
+  BOOST_TEST(answer_of(replies[0]) == "changed"); // written
+  BOOST_TEST(answer_of(replies[1]) == "changed");
+  BOOST_TEST(answer_of(replies[2]) == "unchanged"); // stale: dropped
+  for (int i = 0; i < 2; ++i) {
+    BOOST_TEST(node_state(ids[i], "a") == "COMPLETED");
+    BOOST_TEST(node_state(ids[i], "b") == "READY"); // reconciled in the same commit
+  }
+  BOOST_TEST(node_state(ids[2], "a") == "SUBMITTED");
+  BOOST_TEST(node_state(ids[2], "b") == "BLOCKED");
+  BOOST_TEST(status("flushes") == 2);
+  BOOST_TEST(status("commits") == 2);
+  BOOST_TEST(status("results") == 2);
+  BOOST_TEST(status("stale") == 1);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_request_another_transaction_holds_waits_and_the_others_go_on,

@@ -18,7 +18,10 @@ runtime_fixture::~runtime_fixture() {
 }
 
 void runtime_fixture::start(std::vector<actors::worker_spec> extra) {
-  rt = std::make_unique<actors::runtime>(*sys, settings, executors::builtin_providers(url));
+  auto providers = executors::builtin_providers(url);
+  if (adjust_providers)
+    adjust_providers(providers);
+  rt = std::make_unique<actors::runtime>(*sys, settings, std::move(providers));
   rt->start(caf::actor_cast<caf::actor>(*self), std::move(extra));
 }
 

@@ -27,6 +27,9 @@ struct runtime_fixture : db_fixture {
   /// Polls `pred` every 10 ms until true or `timeout`; returns its last value.
   bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
 
+  /// Applied to the built-in providers before start (a hooked sim, say).
+  std::function<void(domain::provider_registry&)> adjust_providers;
+
   std::unique_ptr<caf::actor_system_config> cfg;
   std::unique_ptr<caf::actor_system> sys;
   std::unique_ptr<caf::scoped_actor> self;
