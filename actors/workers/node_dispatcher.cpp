@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "actors/workers/cctp_caller_check.hpp"
+#include "actors/workers/node_result.hpp"
 #include "actors/workers/observation.hpp"
 #include "config/log.hpp"
 #include "config/metrics.hpp"
@@ -585,21 +586,14 @@ std::vector<ready_to_submit> commit_results(pqxx::connection& c, std::vector<sub
     results.push_back(
         {&item.r.node, submitted_steps(item, *events.back(), part), events.back().get()});
   }
-  auto effects = db::apply_node_results(tx, results, {&gathered, true, true});
   // Each request reconciled once, after all of its results, all in one
   // round trip.
-  std::set<std::string> flagged;
-  for (size_t i = 0; i < results.size(); ++i)
-    if (effects[i].needs_reconcile)
-      flagged.insert(results[i].node->request_id);
-  const std::vector<std::string> to_reconcile(flagged.begin(), flagged.end());
-  auto reconciled =
-      db::reconcile_requests(tx, e.plans, to_reconcile, e.reconcile_settings(), &gathered);
+  auto done = apply_and_reconcile(tx, e, results, {}, gathered, db::lock_wait::wait);
   std::vector<db::activated_node> activated;
-  for (size_t i = 0; i < to_reconcile.size(); ++i) {
-    part.activated += reconciled[i].activated;
-    for (auto& key : reconciled[i].activated_keys)
-      activated.push_back({to_reconcile[i], key});
+  for (size_t i = 0; i < done.reconciled.size(); ++i) {
+    part.activated += done.outcomes[i].activated;
+    for (auto& key : done.outcomes[i].activated_keys)
+      activated.push_back({done.reconciled[i], key});
   }
   // Before the chain claim: a successor's context reads its predecessors'
   // artifacts.

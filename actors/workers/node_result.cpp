@@ -52,6 +52,21 @@ std::vector<size_t> lock_current(pqxx::transaction_base& tx,
 
 } // namespace
 
+applied_results apply_and_reconcile(pqxx::transaction_base& tx, const engine& e,
+                                    const std::vector<db::node_result>& results,
+                                    std::vector<std::string> also, db::event_batch& gathered,
+                                    db::lock_wait wait) {
+  auto effects = db::apply_node_results(tx, results, {&gathered, true, true});
+  for (size_t k = 0; k < results.size(); ++k)
+    if (effects[k].needs_reconcile)
+      also.push_back(results[k].node->request_id);
+  applied_results out;
+  out.reconciled = sorted_unique(std::move(also));
+  out.outcomes =
+      db::reconcile_requests(tx, e.plans, out.reconciled, e.reconcile_settings(), &gathered, wait);
+  return out;
+}
+
 batch_written write_results(pqxx::connection& c, const engine& e,
                             const std::vector<const handed_result*>& results,
                             const std::vector<std::string>& reconcile_ids) {
@@ -68,22 +83,17 @@ batch_written write_results(pqxx::connection& c, const engine& e,
     events.push_back(results[i]->events);
     applied.push_back({&results[i]->node, {results[i]->update}, &events.back()});
   }
-  auto effects = db::apply_node_results(tx, applied, {&gathered, true, true});
-  std::vector<std::string> to_reconcile = reconcile_ids;
-  for (size_t k = 0; k < applied.size(); ++k)
-    if (effects[k].needs_reconcile)
-      to_reconcile.push_back(applied[k].node->request_id);
-  to_reconcile = sorted_unique(std::move(to_reconcile));
-  auto outcomes = db::reconcile_requests(tx, e.plans, to_reconcile, e.reconcile_settings(),
-                                         &gathered, db::lock_wait::skip_locked);
+  auto done =
+      apply_and_reconcile(tx, e, applied, reconcile_ids, gathered, db::lock_wait::skip_locked);
   bool wrote = !applied.empty();
-  for (auto& o : outcomes) {
+  for (auto& o : done.outcomes) {
     wrote |= o.wrote;
     out.activated += o.activated;
   }
   for (auto& id : reconcile_ids) {
-    auto at = std::lower_bound(to_reconcile.begin(), to_reconcile.end(), id) - to_reconcile.begin();
-    out.reconciles.push_back(outcomes[static_cast<size_t>(at)]);
+    auto at = std::lower_bound(done.reconciled.begin(), done.reconciled.end(), id) -
+              done.reconciled.begin();
+    out.reconciles.push_back(done.outcomes[static_cast<size_t>(at)]);
   }
   gathered.flush(tx);
   if (wrote) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "actors/workers/engine.hpp"
+#include "persistence/movement_store.hpp"
 #include "persistence/node_store.hpp"
 
 namespace mg::workers {
@@ -35,6 +36,18 @@ struct batch_written {
   int activated = 0;                             // nodes the batch made READY
   bool committed = false;
 };
+
+/// Results whose rows are locked and re-checked, applied in `tx`, and every
+/// request they or `also` need reconciled on its locked current rows, each
+/// once and in id order; events join `gathered`.
+struct applied_results {
+  std::vector<std::string> reconciled;         // request ids, sorted
+  std::vector<db::reconcile_outcome> outcomes; // per reconciled id
+};
+applied_results apply_and_reconcile(pqxx::transaction_base& tx, const engine& e,
+                                    const std::vector<db::node_result>& results,
+                                    std::vector<std::string> also, db::event_batch& gathered,
+                                    db::lock_wait wait);
 
 /// One transaction over `results` and `reconcile_ids`: their request rows
 /// locked in id order with SKIP LOCKED (a held request is left for later),

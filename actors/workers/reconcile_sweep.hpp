@@ -9,15 +9,8 @@ namespace mg::workers {
 
 inline constexpr int reconcile_sweep_batch = 50;
 
+/// Reconciles up to reconcile_sweep_batch candidates in one transaction
+/// (the request writer's, workers::write_results).
 pass_result reconcile_sweep_pass(db::connection_slot& conn, const engine& e);
-
-/// Commits a reconcile's transaction when it wrote something, else rolls it
-/// back (it only held locks).
-void end_reconcile(pqxx::work& tx, const db::reconcile_outcome& outcome);
-
-/// One request, in its own transaction (the movement actor's unit of work);
-/// rolled back when the reconcile wrote nothing.
-db::reconcile_outcome reconcile_one(pqxx::connection& conn, const engine& e,
-                                    const std::string& request_id);
 
 } // namespace mg::workers

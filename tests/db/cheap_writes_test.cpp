@@ -80,6 +80,12 @@ long flushed_updates(pqxx::connection& c, const std::string& table) {
       .as<long>();
 }
 
+/// One request reconciled alone, as a request writer does it.
+db::reconcile_outcome reconcile_alone(pqxx::connection& c, const workers::engine& e,
+                                      const std::string& id) {
+  return workers::write_results(c, e, {}, {id}).reconciles.at(0);
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(cheap_writes)
@@ -138,7 +144,7 @@ BOOST_FIXTURE_TEST_CASE(node_results_and_reconciles_skip_the_outbox_without_call
   for (int i = 0; i < 5 && node_state(cb, "a") != "COMPLETED"; ++i)
     workers::observe_pass(conn, engine());
   BOOST_REQUIRE(node_state(cb, "a") == "COMPLETED");
-  workers::reconcile_one(conn.get(), engine(), cb);
+  reconcile_alone(conn.get(), engine(), cb);
   BOOST_TEST(flushed_trigger_calls(conn.get()) > before);
   BOOST_TEST(count("SELECT count(*) FROM movement_callback_outbox o JOIN movement_events e"
                    " ON e.id = o.event_id WHERE o.request_id = '" +
@@ -244,7 +250,7 @@ BOOST_FIXTURE_TEST_CASE(reconcile_that_changes_nothing_rolls_back, db_fixture) {
   auto id = create_and_approve("chain2");
   // Nothing to do: the reconcile locks the request and its nodes, writes
   // nothing, and its transaction ends in a rollback (no commit record).
-  auto r = workers::reconcile_one(conn.get(), engine(), id);
+  auto r = reconcile_alone(conn.get(), engine(), id);
   BOOST_TEST(!r.changed);
   BOOST_TEST(!r.wrote);
   BOOST_TEST(scalar("SELECT pg_xact_status(xmax::text::xid8) FROM movement_requests WHERE id = '" +
@@ -257,7 +263,7 @@ BOOST_FIXTURE_TEST_CASE(reconcile_that_changes_nothing_rolls_back, db_fixture) {
   // reconcile to the movement actor, the reconcile activates b.
   exec("UPDATE movement_request_nodes SET node_state = 'COMPLETED' WHERE request_id = '" + id +
        "' AND node_key = 'a'");
-  auto activated = workers::reconcile_one(conn.get(), engine(), id);
+  auto activated = reconcile_alone(conn.get(), engine(), id);
   BOOST_TEST(activated.wrote);
   BOOST_TEST(node_state(id, "b") == "READY");
 

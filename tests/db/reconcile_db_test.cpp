@@ -155,6 +155,49 @@ BOOST_FIXTURE_TEST_CASE(sweep_reconciles_flagged_requests, test::db_fixture) {
   BOOST_TEST(events_of(*this, id) == events);
 }
 
+BOOST_FIXTURE_TEST_CASE(sweep_reconciles_its_batch_in_one_transaction_and_a_failing_request_alone,
+                        test::db_fixture) {
+  add_template(diamond);
+  auto flagged = [&] {
+    auto id = create_and_approve("diamond");
+    exec("UPDATE movement_requests SET request_state = 'EXECUTING', needs_reconcile = true,"
+         " reconcile_requested_at = now() - interval '2 seconds' WHERE id = '" +
+         id + "'");
+    exec("UPDATE movement_request_nodes SET node_state = 'COMPLETED' WHERE request_id = '" + id +
+         "' AND node_key = 'a'");
+    return id;
+  };
+  auto in_list = [](const std::vector<std::string>& ids) {
+    std::string out;
+    for (auto& id : ids)
+      out += (out.empty() ? "'" : ",'") + id + "'";
+    return out;
+  };
+  std::vector<std::string> batch{flagged(), flagged(), flagged()};
+  auto r = workers::reconcile_sweep_pass(conn, engine());
+  BOOST_TEST(r.processed == 3);
+  // One commit wrote all three request rows.
+  BOOST_TEST(count("SELECT count(DISTINCT xmin::text) FROM movement_requests WHERE id IN (" +
+                   in_list(batch) + ")") == 1);
+  for (auto& id : batch)
+    BOOST_TEST(states(*this, id) == "a=COMPLETED,b=READY,c=READY,d=BLOCKED");
+
+  // A request whose reconcile fails sinks the batch's transaction; the
+  // others are reconciled one by one and it stays flagged.
+  std::vector<std::string> next{flagged(), flagged(), flagged()};
+  exec("CREATE FUNCTION refuse_request_update() RETURNS trigger LANGUAGE plpgsql AS"
+       " $$BEGIN RAISE EXCEPTION 'refused by the test'; END$$");
+  exec("CREATE TRIGGER refuse_one BEFORE UPDATE ON movement_requests FOR EACH ROW"
+       " WHEN (OLD.id = '" +
+       next[1] + "') EXECUTE FUNCTION refuse_request_update()");
+  r = workers::reconcile_sweep_pass(conn, engine());
+  BOOST_TEST(r.processed == 2);
+  BOOST_TEST(states(*this, next[0]) == "a=COMPLETED,b=READY,c=READY,d=BLOCKED");
+  BOOST_TEST(states(*this, next[2]) == "a=COMPLETED,b=READY,c=READY,d=BLOCKED");
+  BOOST_TEST(states(*this, next[1]) == "a=COMPLETED,b=BLOCKED,c=BLOCKED,d=BLOCKED");
+  BOOST_TEST(snapshot(next[1]).needs_reconcile);
+}
+
 BOOST_FIXTURE_TEST_CASE(approval_after_expiry_is_refused, test::db_fixture) {
   add_template(diamond);
   auto id = create("diamond");
