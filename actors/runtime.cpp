@@ -16,6 +16,7 @@
 #include "actors/workers/sidecars.hpp"
 #include "config/log.hpp"
 #include "persistence/cluster_store.hpp"
+#include "persistence/db.hpp"
 #include "persistence/heartbeat_store.hpp"
 
 namespace mg::actors {
@@ -81,7 +82,8 @@ std::vector<worker_spec> engine_workers(caf::actor_system& sys,
                      return workers::reconcile_sweep_pass(c, ctx->e);
                    }});
   if (s.wakeups_enabled) {
-    auto listener = std::make_shared<workers::dispatch_listener>(s.database_url);
+    auto listener =
+        std::make_shared<workers::dispatch_listener>(s.database_url, db::api_application_name());
     specs.push_back({"dispatch_listener", worker_group::sidecar,
                      domain::loop_policy{domain::loop_min_delay_seconds, 0, true},
                      [listener](db::connection_slot&) {
@@ -158,10 +160,14 @@ bool runtime::claim_name(const name_wait& wait) {
   return true;
 }
 
-void runtime::notify_changed(const std::string& request_id, bool reconciled) {
-  if (!reconciled)
+void runtime::notify_changed(const std::string& request_id, domain::request_change change) {
+  if (!change.reconciled)
     caf::anon_send(links_->registry, changed_atom::value, request_id);
-  if (ctx_->settings.wakeups_enabled)
+  if (!ctx_->settings.wakeups_enabled)
+    return;
+  if (change.ready_nodes)
+    links_->wake_dispatchers_for(static_cast<size_t>(std::max(0, *change.ready_nodes)));
+  else
     links_->wake_dispatchers();
 }
 

@@ -12,6 +12,7 @@
 #include "actors/supervisor.hpp"
 #include "config/settings.hpp"
 #include "domain/executor.hpp"
+#include "domain/request_change.hpp"
 
 namespace mg::actors {
 
@@ -52,10 +53,7 @@ public:
 
   /// A request changed outside the workers (created, approved, an operator
   /// call in this process): its movement actor reconciles, dispatchers wake.
-  /// `reconciled`: the change's own transaction reconciled the request
-  /// under its locks, so only the dispatchers wake (a second reconcile
-  /// would find nothing to do, holding the request's lock meanwhile).
-  void notify_changed(const std::string& request_id, bool reconciled = false);
+  void notify_changed(const std::string& request_id, domain::request_change change = {});
 
   /// The middleman connection to peer `runtime_node` dropped: cluster_lease
   /// looks at its lease now and again as soon as it runs out (SPEC §8: the

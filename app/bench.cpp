@@ -163,11 +163,13 @@ double approve_backlog(pqxx::connection& c, actors::runtime& rt,
   return seconds > 0 ? ids.size() / seconds : 0;
 }
 
+/// As the API approves: reconciled in its transaction, announced in-process.
 void approve(pqxx::connection& c, actors::runtime& rt, const std::string& id) {
+  db::approve_result r;
   db::committed(c, [&](pqxx::transaction_base& tx) {
-    db::approve_request(tx, rt.plans(), id, "bench-approver", rt.engine().reconcile_settings());
+    r = db::approve_request(tx, rt.plans(), id, "bench-approver", rt.engine().reconcile_settings());
   });
-  rt.notify_changed(id, true); // approve_request reconciled it
+  rt.notify_changed(id, {true, r.reconciled.activated});
 }
 
 /// Rolled back, so the bench's own polling adds nothing to xact_commit.
@@ -342,7 +344,8 @@ int cmd_bench(const args& a) {
   progress("migrating and loading templates");
   db::migrate(s.database_url, db::bundled_migrations());
   load_templates(s.database_url, default_templates_dir(), false);
-  auto conn = db::connect(s.database_url);
+  // Approves as this process's API does (its NOTIFYs are its own).
+  auto conn = db::connect(db::with_application_name(s.database_url, db::api_application_name()));
   auto run = std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
 
   phase_result throughput, latency, off;

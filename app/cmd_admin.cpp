@@ -93,7 +93,7 @@ int serve_front_doors_only(const config::settings& s, db::plan_cache& plans,
   cluster::configure(cfg, actors::cluster_tls_files(s));
   caf::actor_system sys{cfg};
   http::front_doors doors(s, plans, &providers,
-                          {[](const std::string&, bool) {}, [] { return "[]"; },
+                          {[](const std::string&, domain::request_change) {}, [] { return "[]"; },
                            [] {
                              return false;
                            }});
@@ -148,13 +148,14 @@ int cmd_serve(const args&) {
   auto supervision = [&sys, &rt, &started] {
     return started ? actors::supervision_json(sys, rt) : std::string("[]");
   };
-  http::front_doors doors(
-      rt.settings(), rt.plans(), &rt.engine().providers,
-      {[&rt](const std::string& id, bool reconciled) { rt.notify_changed(id, reconciled); },
-       supervision,
-       [supervision] {
-         return actors::core_group_running(supervision());
-       }});
+  http::front_doors doors(rt.settings(), rt.plans(), &rt.engine().providers,
+                          {[&rt](const std::string& id, domain::request_change change) {
+                             rt.notify_changed(id, change);
+                           },
+                           supervision,
+                           [supervision] {
+                             return actors::core_group_running(supervision());
+                           }});
   // The listeners open only once this process may work under its name
   // (the admin one earlier while it waits for a holder's lease); if one
   // cannot bind, the runtime is stopped cleanly and serve exits 1.

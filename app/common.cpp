@@ -82,7 +82,7 @@ std::string create_and_approve(pqxx::connection& c, actors::runtime& rt, db::cre
   });
   if (approved.status != db::approve_status::approved)
     throw std::runtime_error("approval of " + id + " refused");
-  rt.notify_changed(id, true); // approve_request reconciled it
+  rt.notify_changed(id, {true, approved.reconciled.activated});
   return id;
 }
 

@@ -50,7 +50,7 @@ front_doors::front_doors(const config::settings& settings, db::plan_cache& plans
                          const domain::provider_registry* providers, front_door_hooks hooks)
     : settings_(settings), hooks_(std::move(hooks)) {
   pool_ = std::make_unique<db::connection_pool>(
-      db::with_application_name(settings.database_url, "movegate:api"), api_pool_size);
+      db::with_application_name(settings.database_url, db::api_application_name()), api_pool_size);
   ctx_.reset(
       new services::service_context{*pool_, settings_, plans, hooks_.request_changed, providers});
   movements_ = std::make_unique<services::movement_service>(*ctx_);

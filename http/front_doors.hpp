@@ -20,7 +20,7 @@ class admin_server;
 
 struct front_door_hooks {
   /// A request changed in this process (runtime::notify_changed).
-  std::function<void(const std::string& request_id, bool reconciled)> request_changed;
+  std::function<void(const std::string& request_id, domain::request_change)> request_changed;
   /// The supervision tree as JSON (supervisor status); "[]" without workers.
   std::function<std::string()> supervision_json;
   /// Every core worker is running (readiness).

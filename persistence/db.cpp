@@ -1,6 +1,9 @@
 #include "persistence/db.hpp"
 
+#include <cstdio>
+#include <random>
 #include <typeinfo>
+#include <unistd.h>
 
 #include "domain/json.hpp"
 
@@ -34,6 +37,16 @@ std::string with_application_name(const std::string& url, const std::string& nam
   if (uri)
     return url + (url.find('?') == std::string::npos ? "?" : "&") + "application_name=" + name;
   return url + " application_name='" + name + "'";
+}
+
+const std::string& api_application_name() {
+  static const std::string name = [] {
+    std::random_device rd;
+    char tag[9];
+    std::snprintf(tag, sizeof tag, "%08x", static_cast<unsigned>(rd()));
+    return "movegate:api:" + std::to_string(::getpid()) + "-" + tag;
+  }();
+  return name;
 }
 
 namespace {

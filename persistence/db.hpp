@@ -30,6 +30,13 @@ std::unique_ptr<pqxx::connection> connect(const std::string& url, plan_choice pl
 /// holds a connection. Works for URI and key=value connection strings.
 std::string with_application_name(const std::string& url, const std::string& name);
 
+/// The application_name of this process's API connections:
+/// "movegate:api:<pid>-<random>", unique to the process. A dispatch NOTIFY
+/// carries its sender's application_name as payload, so this process's
+/// listener can pass over what its own API sent (it wakes its dispatchers
+/// itself, one per node made READY).
+const std::string& api_application_name();
+
 /// A text[] literal ("{a,b}") for `$n::text[]` parameters.
 std::string text_array(const std::vector<std::string>& items);
 /// A PostgreSQL array literal whose absent items are NULL.

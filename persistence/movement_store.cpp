@@ -12,6 +12,11 @@
 
 namespace mg::db {
 
+std::string notify_dispatch_sql() {
+  return std::string("SELECT pg_notify('") + dispatch_channel +
+         "', current_setting('application_name'))";
+}
+
 using domain::node_state;
 using domain::request_state;
 
@@ -438,8 +443,7 @@ approve_result approve_locked(pqxx::transaction_base& tx, plan_cache& plans,
       " approved_by = $7, dispatch_paused = $3, attention_raised = $4,"
       " current_frontier = $5::text[], needs_reconcile = false, updated_at = clock_timestamp()"
       " WHERE id = $1 AND request_state = 'PENDING_APPROVAL'"};
-  static const statement notify{"mg_notify_dispatch",
-                                std::string("SELECT pg_notify('") + dispatch_channel + "', '')"};
+  static const statement notify{"mg_notify_dispatch", notify_dispatch_sql()};
   event_batch events(locked.request_id, settings.callback_max_attempts);
   events.set_has_callback(locked.has_callback);
   events.add({"request_approved", "APPROVED", "", "", "{}"});

@@ -139,8 +139,11 @@ bool try_lock_request(pqxx::transaction_base& tx, const std::string& request_id)
 std::set<std::string> try_lock_requests(pqxx::transaction_base& tx,
                                         const std::vector<std::string>& request_ids);
 
-/// The NOTIFY channel dispatchers LISTEN on (payload: network class).
+/// The NOTIFY channel dispatchers LISTEN on (payload: the sender's
+/// application_name).
 inline constexpr const char* dispatch_channel = "mg_dispatch";
+/// The statement that notifies dispatch_channel.
+std::string notify_dispatch_sql();
 
 struct node_snapshot {
   std::string node_key;

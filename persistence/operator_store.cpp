@@ -200,7 +200,7 @@ void notify_if_ready(pqxx::transaction_base& tx, const std::string& request_id) 
                            "SELECT EXISTS (SELECT 1 FROM movement_request_nodes"
                            " WHERE request_id = $1 AND node_state = 'READY')"};
   if (exec(tx, q, request_id)[0][0].as<bool>())
-    tx.exec(std::string("NOTIFY ") + dispatch_channel);
+    tx.exec(notify_dispatch_sql());
 }
 
 } // namespace mg::db

@@ -52,7 +52,7 @@ struct outcome {
   std::optional<error> refusal;
   std::string body; // the answer (200) when not refused
   std::string audit_detail = "{}";
-  bool reconciled = false; // the transaction reconciled the request itself
+  domain::request_change change; // what the committed transaction did
 };
 
 outcome refuse(error e) {
@@ -70,18 +70,18 @@ reply operator_call(service_context& ctx, const caller& who, const char* action,
   constexpr int attempts = 3;
   for (int i = 1;; ++i) {
     try {
-      bool reconciled = false;
+      domain::request_change change;
       auto r = with_transaction(ctx, [&](pqxx::transaction_base& tx) -> reply {
         outcome o = decide(tx);
         if (o.refusal)
           return refused(action, who, id, *o.refusal);
         db::write_audit(tx, who.key_id, action, "movement:" + id, o.audit_detail);
         tx.commit();
-        reconciled = o.reconciled;
+        change = o.change;
         return reply{200, std::move(o.body), {}};
       });
       if (r.status == 200 && ctx.request_changed)
-        ctx.request_changed(id, reconciled);
+        ctx.request_changed(id, change);
       return r;
     } catch (const pqxx::transaction_rollback&) {
       // Deadlock or serialization failure: nothing landed; try again.
@@ -247,7 +247,7 @@ reply movement_service::create(const caller& who, const json::value& body,
         return reply{201, with_member(object, "deduplicated", "false"), {}};
       });
       if (r.status == 201 && ctx_.request_changed)
-        ctx_.request_changed(created_id, false);
+        ctx_.request_changed(created_id, {});
       return r;
     } catch (const pqxx::unique_violation&) {
       // A concurrent create with the same key won at the unique index.
@@ -319,7 +319,7 @@ reply movement_service::approve(const caller& who, const std::string& id, const 
     if (r.status != db::approve_status::approved)
       return refuse(conflict("cannot approve this request now"));
     outcome o;
-    o.reconciled = true;
+    o.change = {true, r.reconciled.activated};
     o.body = movement_or_empty(tx, id);
     o.audit_detail = json::writer()
                          .begin_object()
@@ -400,7 +400,7 @@ reply movement_service::resume(const caller& who, const std::string& id, const j
     db::reconcile_request(tx, ctx_.plans, id, reconcile_settings_of(ctx_.settings));
     db::notify_if_ready(tx, id);
     outcome o;
-    o.reconciled = true;
+    o.change.reconciled = true;
     o.body = movement_or_empty(tx, id);
     o.audit_detail = json::writer()
                          .begin_object()
@@ -460,7 +460,7 @@ reply movement_service::retry(const caller& who, const std::string& id, const js
     db::reconcile_request(tx, ctx_.plans, id, reconcile_settings_of(ctx_.settings));
     db::notify_if_ready(tx, id);
     outcome o;
-    o.reconciled = true;
+    o.change.reconciled = true;
     o.body = with_member(movement_or_empty(tx, id), "unresolved_nodes",
                          string_array(db::broken_nodes(tx, id)));
     o.audit_detail = detail.end_object().str();
@@ -495,7 +495,7 @@ reply movement_service::complete(const caller& who, const std::string& id,
     db::reconcile_request(tx, ctx_.plans, id, reconcile_settings_of(ctx_.settings));
     db::notify_if_ready(tx, id);
     outcome o;
-    o.reconciled = true;
+    o.change.reconciled = true;
     o.body = movement_or_empty(tx, id);
     o.audit_detail = json::writer()
                          .begin_object()

@@ -9,6 +9,7 @@
 #include "config/settings.hpp"
 #include "domain/api.hpp"
 #include "domain/executor.hpp"
+#include "domain/request_change.hpp"
 #include "persistence/connection_pool.hpp"
 #include "persistence/template_store.hpp"
 
@@ -25,8 +26,7 @@ struct service_context {
   db::plan_cache& plans;
   /// Called after a commit that changed request `id` (may be empty: then
   /// only the database NOTIFY sent by the transaction wakes other processes).
-  /// `reconciled`: that transaction also reconciled the request.
-  std::function<void(const std::string& request_id, bool reconciled)> request_changed;
+  std::function<void(const std::string& request_id, domain::request_change)> request_changed;
   /// Executors for calls that reach a provider (retry of an UNKNOWN node
   /// asks `recover`); null: such calls answer 503.
   const domain::provider_registry* providers = nullptr;

@@ -6,13 +6,19 @@
 namespace mg::workers {
 
 struct dispatch_listener::receiver : pqxx::notification_receiver {
-  receiver(pqxx::connection& c, int& count)
-      : pqxx::notification_receiver(c, db::dispatch_channel), count_(count) {}
-  void operator()(const std::string&, int) override { ++count_; }
+  receiver(pqxx::connection& c, const std::string& own_sender, int& count)
+      : pqxx::notification_receiver(c, db::dispatch_channel), own_sender_(own_sender),
+        count_(count) {}
+  void operator()(const std::string& payload, int) override {
+    if (payload != own_sender_)
+      ++count_;
+  }
+  const std::string& own_sender_;
   int& count_;
 };
 
-dispatch_listener::dispatch_listener(std::string database_url) : url_(std::move(database_url)) {}
+dispatch_listener::dispatch_listener(std::string database_url, std::string own_sender)
+    : url_(std::move(database_url)), own_sender_(std::move(own_sender)) {}
 
 dispatch_listener::~dispatch_listener() {
   drop();
@@ -28,7 +34,7 @@ pass_result dispatch_listener::pass(int wait_ms) {
   if (!conn_ || !conn_->is_open()) {
     drop();
     conn_ = db::connect(url_);
-    receiver_ = std::make_unique<receiver>(*conn_, received_);
+    receiver_ = std::make_unique<receiver>(*conn_, own_sender_, received_);
     fresh = true;
   }
   received_ = 0;

@@ -37,10 +37,12 @@ struct movements_fixture : test::runtime_fixture {
   void start_with_api() {
     start();
     pool = std::make_unique<db::connection_pool>(url, 2);
-    sctx.reset(new services::service_context{
-        *pool, settings, rt->plans(),
-        [this](const std::string& id, bool reconciled) { rt->notify_changed(id, reconciled); },
-        &rt->engine().providers});
+    sctx.reset(
+        new services::service_context{*pool, settings, rt->plans(),
+                                      [this](const std::string& id, domain::request_change change) {
+                                        rt->notify_changed(id, change);
+                                      },
+                                      &rt->engine().providers});
     svc = std::make_unique<services::movement_service>(*sctx);
   }
 

@@ -2,6 +2,9 @@
 // MG_WAKEUPS_ENABLED=false the reference's polling timing holds.
 #include <boost/test/unit_test.hpp>
 
+#include "config/metrics.hpp"
+#include "persistence/db.hpp"
+#include "persistence/movement_store.hpp"
 #include "tests/support/runtime_fixture.hpp"
 
 using namespace mg;
@@ -26,6 +29,13 @@ void slow_polling(config::settings& s) {
   s.node_dispatch_interval_seconds = 30;
   s.node_observe_interval_seconds = 30;
   s.reconcile_interval_seconds = 30;
+}
+
+/// Loop passes worker `name` has run in this process.
+double passes_of(const std::string& name) {
+  return metrics::registry::global()
+      .get_counter("movegate_worker_iterations_total", "Loop passes run.", {{"worker", name}})
+      .value();
 }
 
 } // namespace
@@ -65,6 +75,47 @@ BOOST_FIXTURE_TEST_CASE(notify_from_another_process_wakes_the_dispatcher, test::
   // is the only signal.
   auto id = create_and_approve("chain3");
   BOOST_TEST(eventually([&] { return node_state(id, "a") != "READY"; }, 2s));
+}
+
+BOOST_FIXTURE_TEST_CASE(an_approval_made_here_wakes_one_dispatcher_for_its_one_root,
+                        test::runtime_fixture) {
+  slow_polling(settings);
+  settings.node_dispatchers = 3;
+  apply_settings();
+  add_template(chain3);
+  start();
+  const std::vector<std::string> dispatchers{"node_dispatcher", "node_dispatcher_2",
+                                             "node_dispatcher_3"};
+  // The start passes, and the listener's first (it wakes every dispatcher
+  // once, for work made ready while nobody listened), are over.
+  BOOST_REQUIRE(eventually(
+      [&] {
+        bool all = passes_of("dispatch_listener") >= 1;
+        for (auto& d : dispatchers)
+          all &= passes_of(d) >= 1;
+        return all;
+      },
+      10s));
+  std::this_thread::sleep_for(500ms);
+  std::vector<double> before;
+  for (auto& d : dispatchers)
+    before.push_back(passes_of(d));
+  // Approved as this process's API does: its own NOTIFY, announced
+  // in-process with the one root it made READY.
+  auto id = create("chain3");
+  auto api = db::connect(db::with_application_name(url, db::api_application_name()));
+  {
+    pqxx::work tx(*api);
+    db::approve_request(tx, ctx->plans, id, "approver", ctx->e.reconcile_settings());
+    tx.commit();
+  }
+  rt->notify_changed(id, {true, 1});
+  BOOST_TEST(eventually([&] { return snapshot(id).request_state == "COMPLETED"; }, 5s));
+  std::this_thread::sleep_for(500ms); // room for a stray wake-up to show
+  int woken = 0;
+  for (size_t i = 0; i < dispatchers.size(); ++i)
+    woken += passes_of(dispatchers[i]) > before[i];
+  BOOST_TEST(woken == 1); // the others would only race it for the node and miss
 }
 
 BOOST_FIXTURE_TEST_CASE(a_pass_that_processed_an_item_is_followed_at_once, test::runtime_fixture) {

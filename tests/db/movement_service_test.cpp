@@ -42,12 +42,14 @@ struct service_fixture : db_fixture {
   db::connection_pool pool{url, 4};
   std::mutex changed_mutex;
   std::vector<std::string> changed;
-  std::vector<bool> reconciled; // per announced change: its transaction reconciled it
+  std::vector<bool> reconciled;          // per announced change: its transaction reconciled it
+  std::vector<std::optional<int>> ready; // per announced change: nodes it made READY
   services::service_context sctx{pool, settings, ctx->plans,
-                                 [this](const std::string& id, bool was_reconciled) {
+                                 [this](const std::string& id, domain::request_change change) {
                                    std::lock_guard<std::mutex> lock(changed_mutex);
                                    changed.push_back(id);
-                                   reconciled.push_back(was_reconciled);
+                                   reconciled.push_back(change.reconciled);
+                                   ready.push_back(change.ready_nodes);
                                  },
                                  &ctx->providers};
   services::movement_service svc{sctx};
@@ -376,7 +378,8 @@ BOOST_FIXTURE_TEST_CASE(approve_pending_request, service_fixture) {
   BOOST_TEST(events_of(id, "request_approved") == 1);
   BOOST_TEST(audits_for(id, "approve") == 1);
   BOOST_TEST(changed.back() == id);
-  BOOST_TEST(reconciled.back()); // approved and reconciled in one transaction
+  BOOST_TEST(reconciled.back());              // approved and reconciled in one transaction
+  BOOST_TEST(ready.back().value_or(-1) == 1); // one dispatcher wakes for its one root
 }
 
 BOOST_FIXTURE_TEST_CASE(approve_refusals_change_nothing, service_fixture) {
