@@ -323,7 +323,8 @@ std::set<std::string> existing_requests(pqxx::transaction_base& tx,
 std::vector<reconcile_outcome> reconcile_requests(pqxx::transaction_base& tx, plan_cache& plans,
                                                   std::vector<std::string> request_ids,
                                                   const reconcile_settings& settings,
-                                                  event_batch* gather_events, lock_wait wait) {
+                                                  event_batch* gather_events, lock_wait wait,
+                                                  write_batch* pending) {
   std::sort(request_ids.begin(), request_ids.end());
   request_ids.erase(std::unique(request_ids.begin(), request_ids.end()), request_ids.end());
   auto locked = lock_requests_and_nodes(tx, request_ids, wait);
@@ -346,13 +347,14 @@ std::vector<reconcile_outcome> reconcile_requests(pqxx::transaction_base& tx, pl
     absent.held_elsewhere = held_elsewhere.count(id) > 0;
     outcomes.push_back(absent);
   }
-  write_batch batch; // one round trip for the requests, their nodes and the events
+  write_batch own_batch; // one round trip for the requests, their nodes and the events
+  auto& batch = pending ? *pending : own_batch;
   if (!clear_flags.empty())
     batch.add(tx, clear_reconcile_flags, text_array(clear_flags));
   writes.queue(tx, batch);
   if (!gather_events)
     own_events.flush_into(tx, batch);
-  if (!batch.empty())
+  if (!pending && !batch.empty())
     batch.run(tx);
   return outcomes;
 }

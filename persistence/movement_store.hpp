@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "domain/reconcile.hpp"
+#include "persistence/db.hpp"
 #include "persistence/template_store.hpp"
 
 namespace mg::db {
@@ -78,12 +79,15 @@ reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plan
 /// order, then their nodes, and every write in one round trip. Outcomes in
 /// id order (duplicates reconciled once). With lock_wait::skip_locked a
 /// request row another transaction holds is passed over (`held_elsewhere`)
-/// instead of waited for.
+/// instead of waited for. With `pending`, the writes are queued there for
+/// the caller to run with its own next statements (one round trip) instead
+/// of run here.
 std::vector<reconcile_outcome> reconcile_requests(pqxx::transaction_base& tx, plan_cache& plans,
                                                   std::vector<std::string> request_ids,
                                                   const reconcile_settings& settings,
                                                   event_batch* gather_events = nullptr,
-                                                  lock_wait wait = lock_wait::wait);
+                                                  lock_wait wait = lock_wait::wait,
+                                                  write_batch* pending = nullptr);
 
 enum class approve_status { approved, not_found, conflict, expired };
 

@@ -189,7 +189,7 @@ std::vector<claimed_node> claim_for_dispatch_batch(pqxx::transaction_base& tx,
 
 std::vector<claimed_node> claim_activated(pqxx::transaction_base& tx,
                                           const std::vector<activated_node>& nodes,
-                                          const std::string& network_class) {
+                                          const std::string& network_class, write_batch* before) {
   // Keys only in WHERE, as claim_by_id ($3 here is the network class).
   static const statement q{
       "mg_claim_activated",
@@ -199,14 +199,20 @@ std::vector<claimed_node> claim_activated(pqxx::transaction_base& tx,
           "   ON n.request_id = a.request_id AND n.node_key = a.node_key"
           " JOIN movement_requests r ON r.id = n.request_id"
           " ORDER BY n.request_created_at, n.position FOR UPDATE OF n, r SKIP LOCKED"};
-  if (nodes.empty())
+  if (nodes.empty()) {
+    if (before && !before->empty())
+      before->run(tx);
     return {};
+  }
   std::vector<std::string> requests, keys;
   for (auto& a : nodes) {
     requests.push_back(a.request_id);
     keys.push_back(a.node_key);
   }
-  return claimable_rows(exec(tx, q, text_array(keys), network_class, text_array(requests)));
+  if (!before)
+    return claimable_rows(exec(tx, q, text_array(keys), network_class, text_array(requests)));
+  before->add(tx, q, text_array(keys), network_class, text_array(requests));
+  return claimable_rows(before->run(tx));
 }
 
 void defer_after_prepare_error(pqxx::transaction_base& tx, const claimed_node& n,

@@ -100,9 +100,11 @@ struct activated_node {
 /// filters), in FIFO order, locked in one statement. `tx` already holds
 /// their requests and nodes (the reconcile that activated them locked
 /// them), so nothing is waited for and no partial lock is left behind.
+/// With `before`, its queued statements run first, in the same round trip.
 std::vector<claimed_node> claim_activated(pqxx::transaction_base& tx,
                                           const std::vector<activated_node>& nodes,
-                                          const std::string& network_class);
+                                          const std::string& network_class,
+                                          write_batch* before = nullptr);
 
 /// SPEC §1 "preflight/prepare errors": the claimed node stays READY, one
 /// more error in a row is counted and recorded (error_code, error_detail),

@@ -525,15 +525,15 @@ prefetch_contexts(pqxx::work& tx, const std::vector<db::claimed_node>& claimed, 
 /// claimed in the same transaction (READY → SUBMITTING, write-ahead, their
 /// own tokens), under the batch-claim rule, up to the batch size; the rest
 /// stay READY for the FIFO. The dispatch gate and manual nodes are the
-/// claim statement's filters.
+/// claim statement's filters. `before` runs first, in the claim's round trip.
 void chain_claim(pqxx::work& tx, const std::vector<db::activated_node>& activated, const engine& e,
-                 pass_result& out, pending_claims& chained) {
-  if (activated.empty())
+                 pass_result& out, pending_claims& chained, db::write_batch& before) {
+  auto claimed = db::claim_activated(tx, activated, e.settings.network_class, &before);
+  if (claimed.empty())
     return;
   const int limit = std::max(1, e.settings.node_dispatch_batch_size);
   int taken = 0;
   db::event_batch gathered("", e.settings.callback_max_attempts);
-  auto claimed = db::claim_activated(tx, activated, e.settings.network_class);
   auto contexts = prefetch_contexts(tx, claimed, e);
   for (size_t i = 0; i < claimed.size(); ++i) {
     if (taken >= limit)
@@ -588,19 +588,22 @@ std::vector<ready_to_submit> commit_results(pqxx::connection& c, std::vector<sub
   }
   // Each request reconciled once, after all of its results, all in one
   // round trip.
-  auto done = apply_and_reconcile(tx, e, results, {}, gathered, db::lock_wait::wait);
+  db::write_batch pending;
+  auto done = apply_and_reconcile(tx, e, results, {}, gathered, pending, db::lock_wait::wait);
   std::vector<db::activated_node> activated;
   for (size_t i = 0; i < done.reconciled.size(); ++i) {
     part.activated += done.outcomes[i].activated;
     for (auto& key : done.outcomes[i].activated_keys)
       activated.push_back({done.reconciled[i], key});
   }
-  // Before the chain claim: a successor's context reads its predecessors'
-  // artifacts.
-  gathered.flush(tx);
+  // Before the chain claim (in its round trip): a successor's context reads
+  // its predecessors' artifacts.
+  gathered.flush_into(tx, pending);
   pending_claims chained;
   if (chain)
-    chain_claim(tx, activated, e, part, chained);
+    chain_claim(tx, activated, e, part, chained, pending);
+  else if (!pending.empty())
+    pending.run(tx);
   tx.commit();
   chained.committed = true;
   out.processed += part.processed;

@@ -55,15 +55,15 @@ std::vector<size_t> lock_current(pqxx::transaction_base& tx,
 applied_results apply_and_reconcile(pqxx::transaction_base& tx, const engine& e,
                                     const std::vector<db::node_result>& results,
                                     std::vector<std::string> also, db::event_batch& gathered,
-                                    db::lock_wait wait) {
+                                    db::write_batch& pending, db::lock_wait wait) {
   auto effects = db::apply_node_results(tx, results, {&gathered, true, true});
   for (size_t k = 0; k < results.size(); ++k)
     if (effects[k].needs_reconcile)
       also.push_back(results[k].node->request_id);
   applied_results out;
   out.reconciled = sorted_unique(std::move(also));
-  out.outcomes =
-      db::reconcile_requests(tx, e.plans, out.reconciled, e.reconcile_settings(), &gathered, wait);
+  out.outcomes = db::reconcile_requests(tx, e.plans, out.reconciled, e.reconcile_settings(),
+                                        &gathered, wait, &pending);
   return out;
 }
 
@@ -83,8 +83,9 @@ batch_written write_results(pqxx::connection& c, const engine& e,
     events.push_back(results[i]->events);
     applied.push_back({&results[i]->node, {results[i]->update}, &events.back()});
   }
-  auto done =
-      apply_and_reconcile(tx, e, applied, reconcile_ids, gathered, db::lock_wait::skip_locked);
+  db::write_batch pending;
+  auto done = apply_and_reconcile(tx, e, applied, reconcile_ids, gathered, pending,
+                                  db::lock_wait::skip_locked);
   bool wrote = !applied.empty();
   for (auto& o : done.outcomes) {
     wrote |= o.wrote;
@@ -95,7 +96,9 @@ batch_written write_results(pqxx::connection& c, const engine& e,
               done.reconciled.begin();
     out.reconciles.push_back(done.outcomes[static_cast<size_t>(at)]);
   }
-  gathered.flush(tx);
+  gathered.flush_into(tx, pending);
+  if (!pending.empty())
+    pending.run(tx);
   if (wrote) {
     tx.commit();
     out.committed = true;

@@ -39,7 +39,8 @@ struct batch_written {
 
 /// Results whose rows are locked and re-checked, applied in `tx`, and every
 /// request they or `also` need reconciled on its locked current rows, each
-/// once and in id order; events join `gathered`.
+/// once and in id order; events join `gathered`, and the reconciles' writes
+/// wait in `pending` for the caller's next round trip.
 struct applied_results {
   std::vector<std::string> reconciled;         // request ids, sorted
   std::vector<db::reconcile_outcome> outcomes; // per reconciled id
@@ -47,7 +48,7 @@ struct applied_results {
 applied_results apply_and_reconcile(pqxx::transaction_base& tx, const engine& e,
                                     const std::vector<db::node_result>& results,
                                     std::vector<std::string> also, db::event_batch& gathered,
-                                    db::lock_wait wait);
+                                    db::write_batch& pending, db::lock_wait wait);
 
 /// One transaction over `results` and `reconcile_ids`: their request rows
 /// locked in id order with SKIP LOCKED (a held request is left for later),
