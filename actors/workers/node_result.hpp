@@ -37,14 +37,16 @@ struct batch_written {
   bool committed = false;
 };
 
-/// Results whose rows are locked and re-checked, applied in `tx`, and every
-/// request they or `also` need reconciled on its locked current rows, each
-/// once and in id order; events join `gathered`, and the reconciles' writes
-/// wait in `pending` for the caller's next round trip.
+/// What apply_and_reconcile reconciled.
 struct applied_results {
   std::vector<std::string> reconciled;         // request ids, sorted
   std::vector<db::reconcile_outcome> outcomes; // per reconciled id
 };
+
+/// Applies `results` (their rows locked and re-checked) in `tx`, then
+/// reconciles every request they or `also` need on its locked current rows,
+/// each once and in id order. Events join `gathered`; the reconciles' writes
+/// wait in `pending` for the caller's next round trip.
 applied_results apply_and_reconcile(pqxx::transaction_base& tx, const engine& e,
                                     const std::vector<db::node_result>& results,
                                     std::vector<std::string> also, db::event_batch& gathered,
