@@ -4,11 +4,13 @@
 
 namespace mg::db {
 
-void mark_request_executing(pqxx::transaction_base& tx, const std::string& request_id) {
+void add_first_dispatch(pqxx::transaction_base& tx, write_batch& batch,
+                        const std::vector<std::string>& request_ids) {
   static const statement q{"mg_mark_executing",
                            "UPDATE movement_requests SET request_state = 'EXECUTING',"
-                           " updated_at = clock_timestamp() WHERE id = $1"};
-  exec(tx, q, request_id);
+                           " updated_at = clock_timestamp()"
+                           " WHERE id = ANY($1::uuid[]) AND request_state = 'APPROVED'"};
+  batch.add(tx, q, text_array(request_ids));
 }
 
 void add_submitting(pqxx::transaction_base& tx, write_batch& batch,

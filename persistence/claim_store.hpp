@@ -10,9 +10,11 @@ namespace mg::db {
 
 class write_batch;
 
-/// APPROVED → EXECUTING, at the first dispatch of one of the request's nodes
-/// (the caller holds the request row from its claim).
-void mark_request_executing(pqxx::transaction_base& tx, const std::string& request_id);
+/// Queues on `batch` APPROVED → EXECUTING for `request_ids`, at the first
+/// dispatch of one of each request's nodes (the caller holds the request
+/// rows from its claims).
+void add_first_dispatch(pqxx::transaction_base& tx, write_batch& batch,
+                        const std::vector<std::string>& request_ids);
 
 /// The write-ahead row of one claimed attempt.
 struct submitting_write {

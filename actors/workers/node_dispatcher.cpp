@@ -66,10 +66,13 @@ void settle_in_claim(pqxx::work& tx, const db::claimed_node& n, node_state next,
                                          {"detail", detail}});
 }
 
-void mark_executing(pqxx::work& tx, db::claimed_node& n, db::event_batch& events) {
+/// The first dispatch of a request's node makes it EXECUTING; the row is
+/// written with the claim transaction's other writes (write_claims).
+void mark_executing(db::claimed_node& n, db::event_batch& events,
+                    std::vector<std::string>& first_dispatch) {
   if (n.request_state != "APPROVED")
     return;
-  db::mark_request_executing(tx, n.request_id);
+  first_dispatch.push_back(n.request_id);
   n.request_state = "EXECUTING";
   events.add({"request_executing", "EXECUTING", "", "", "{}"});
 }
@@ -264,13 +267,14 @@ struct claim_end {
 /// as it was (its row stays locked until `tx` ends, then a later pass
 /// claims it on its own).
 claim_end run_claim(pqxx::work& tx, db::claimed_node n, const engine& e, db::event_batch& events,
-                    pass_result& out, bool batch_only, db::context_result* prefetched = nullptr) {
+                    std::vector<std::string>& first_dispatch, pass_result& out, bool batch_only,
+                    db::context_result* prefetched = nullptr) {
   const auto claimed_at = std::chrono::steady_clock::now();
   auto in = read_claim_inputs(tx, n, e, prefetched);
   const bool batchable = claims_in_batch(n, in, e);
   if (batch_only && !batchable)
     return claim_end{std::nullopt, false, false, true};
-  mark_executing(tx, n, events);
+  mark_executing(n, events, first_dispatch);
   auto fail = [&](const std::string& code, const std::string& detail) {
     settle_in_claim(tx, n, node_state::failed, code, detail, events, out);
     return claim_end{std::nullopt, false, batchable, false};
@@ -332,20 +336,24 @@ claim_end run_claim(pqxx::work& tx, db::claimed_node n, const engine& e, db::eve
   return claim_end{std::move(r), false, batchable, false};
 }
 
-/// The writes a claim transaction gathered, before it commits: every
-/// claim's events and artifacts in one statement and the SUBMITTING rows of
-/// `claimed` in one more, in one round trip. Sets each claim's token.
-void write_claims(pqxx::work& tx, db::event_batch& events, std::vector<ready_to_submit>& claimed,
-                  const engine& e) {
+/// The writes a claim transaction gathered, before it commits: its
+/// requests' first dispatches, every claim's events and artifacts and the
+/// SUBMITTING rows of `claimed`, one statement each, in one round trip.
+/// Sets each claim's token.
+void write_claims(pqxx::work& tx, const std::vector<std::string>& first_dispatch,
+                  db::event_batch& events, std::vector<ready_to_submit>& claimed, const engine& e) {
+  db::write_batch batch;
+  if (!first_dispatch.empty())
+    db::add_first_dispatch(tx, batch, first_dispatch);
+  events.flush_into(tx, batch);
   if (claimed.empty()) {
-    events.flush(tx);
+    if (!batch.empty())
+      batch.run(tx);
     return;
   }
   std::vector<db::submitting_write> rows;
   for (auto& r : claimed)
     rows.push_back({r.node.id, r.node.attempt_no, r.node.idempotency_key, e.settings.runtime_node});
-  db::write_batch batch;
-  events.flush_into(tx, batch);
   db::add_submitting(tx, batch, rows);
   std::map<std::string, std::string> tokens;
   for (auto row : batch.run(tx))
@@ -534,13 +542,14 @@ void chain_claim(pqxx::work& tx, const std::vector<db::activated_node>& activate
   const int limit = std::max(1, e.settings.node_dispatch_batch_size);
   int taken = 0;
   db::event_batch gathered("", e.settings.callback_max_attempts);
+  std::vector<std::string> first_dispatch;
   auto contexts = prefetch_contexts(tx, claimed, e);
   for (size_t i = 0; i < claimed.size(); ++i) {
     if (taken >= limit)
       break;
     auto& n = claimed[i];
     auto events = events_for(n, e);
-    auto end = run_claim(tx, n, e, events, out, true, &contexts[i]);
+    auto end = run_claim(tx, n, e, events, first_dispatch, out, true, &contexts[i]);
     if (end.left)
       continue;
     ++taken;
@@ -550,7 +559,7 @@ void chain_claim(pqxx::work& tx, const std::vector<db::activated_node>& activate
     if (end.submit)
       chained.items.push_back(std::move(*end.submit));
   }
-  write_claims(tx, gathered, chained.items, e);
+  write_claims(tx, first_dispatch, gathered, chained.items, e);
   out.activated -= taken; // taken here: no other dispatcher needs waking for them
 }
 
@@ -715,6 +724,7 @@ std::vector<ready_to_submit> claim_and_prepare(db::connection_slot& conn, const 
     };
     for (size_t pos = 0; pos < ids.size(); ++pos) {
       pqxx::work tx(conn.get());
+      std::vector<std::string> first_dispatch;
       auto claimed = db::claim_for_dispatch(tx, ids[pos], network_class,
                                             db::claim_scope::first_in_transaction);
       if (!claimed) {
@@ -723,7 +733,7 @@ std::vector<ready_to_submit> claim_and_prepare(db::connection_slot& conn, const 
         continue;
       }
       auto events = events_for(*claimed, e);
-      auto end = run_claim(tx, *claimed, e, events, out, false);
+      auto end = run_claim(tx, *claimed, e, events, first_dispatch, out, false);
       take(*claimed, events, end);
       const bool batching = end.batchable && batch_size > 1;
       if (batching) {
@@ -739,14 +749,14 @@ std::vector<ready_to_submit> claim_and_prepare(db::connection_slot& conn, const 
           if (!requests.insert(n.request_id).second)
             continue; // the next pass takes it
           auto more = events_for(n, e);
-          auto joined = run_claim(tx, n, e, more, out, true, &contexts[i]);
+          auto joined = run_claim(tx, n, e, more, first_dispatch, out, true, &contexts[i]);
           if (joined.left)
             continue;
           ++claims;
           take(n, more, joined);
         }
       }
-      write_claims(tx, gathered, batch, e);
+      write_claims(tx, first_dispatch, gathered, batch, e);
       tx.commit();
       if (batching || !batch.empty() || !end.deferred)
         return finish(); // a batch, or a node on its own submitted or settled
