@@ -21,11 +21,15 @@ std::vector<std::string> sorted_unique(std::vector<std::string> ids) {
 /// ones to apply.
 std::vector<size_t> lock_current(pqxx::transaction_base& tx,
                                  const std::vector<const handed_result*>& results,
-                                 std::vector<result_fate>& fates) {
+                                 std::vector<result_fate>& fates, db::lock_wait wait) {
   std::vector<std::string> request_ids;
   for (auto* r : results)
     request_ids.push_back(r->node.request_id);
-  auto locked = db::try_lock_requests(tx, sorted_unique(request_ids));
+  request_ids = sorted_unique(std::move(request_ids));
+  // Waiting: lock_current_claims below takes the request locks in order.
+  auto locked = wait == db::lock_wait::wait
+                    ? std::set<std::string>(request_ids.begin(), request_ids.end())
+                    : db::try_lock_requests(tx, request_ids);
   std::vector<const db::claimed_node*> claims;
   for (auto* r : results)
     if (locked.count(r->node.request_id))
@@ -67,25 +71,55 @@ applied_results apply_and_reconcile(pqxx::transaction_base& tx, const engine& e,
   return out;
 }
 
+namespace {
+
+/// SPEC §1 chain claim of the successors that the applied `chain` results
+/// activated, in `tx` after `pending` (in the claim's round trip).
+void chain_claim_successors(pqxx::work& tx, const engine& e,
+                            const std::vector<const handed_result*>& results,
+                            const std::vector<size_t>& applied, const applied_results& done,
+                            db::write_batch& pending, pending_claims& chained, pass_result& part) {
+  std::set<std::string> chaining;
+  for (auto i : applied)
+    if (results[i]->chain)
+      chaining.insert(results[i]->node.request_id);
+  std::vector<db::activated_node> activated;
+  for (size_t k = 0; k < done.reconciled.size(); ++k)
+    if (chaining.count(done.reconciled[k]))
+      for (auto& key : done.outcomes[k].activated_keys)
+        activated.push_back({done.reconciled[k], key});
+  if (activated.empty()) {
+    if (!pending.empty())
+      pending.run(tx);
+    return;
+  }
+  chain_claim(tx, activated, e, part, chained, pending);
+}
+
+} // namespace
+
 batch_written write_results(pqxx::connection& c, const engine& e,
                             const std::vector<const handed_result*>& results,
-                            const std::vector<std::string>& reconcile_ids) {
+                            const std::vector<std::string>& reconcile_ids, db::lock_wait wait) {
   batch_written out;
   out.results.assign(results.size(), result_fate::held);
   pqxx::work tx(c);
-  auto to_apply = lock_current(tx, results, out.results);
+  auto to_apply = lock_current(tx, results, out.results, wait);
   // A retried batch writes its results again: the handed events stay whole.
   db::event_batch gathered("", e.settings.callback_max_attempts);
   std::vector<db::event_batch> events;
   events.reserve(to_apply.size());
   std::vector<db::node_result> applied;
   for (auto i : to_apply) {
-    events.push_back(results[i]->events);
-    applied.push_back({&results[i]->node, {results[i]->update}, &events.back()});
+    auto& r = *results[i];
+    events.push_back(r.events);
+    std::vector<db::node_update> steps{r.update};
+    if (r.then)
+      steps.push_back(*r.then);
+    applied.push_back({&r.node, std::move(steps), &events.back()});
   }
   db::write_batch pending;
-  auto done = apply_and_reconcile(tx, e, applied, reconcile_ids, gathered, pending,
-                                  db::lock_wait::skip_locked);
+  auto done = apply_and_reconcile(tx, e, applied, reconcile_ids, gathered, pending, wait);
   bool wrote = !applied.empty();
   for (auto& o : done.outcomes) {
     wrote |= o.wrote;
@@ -96,15 +130,20 @@ batch_written write_results(pqxx::connection& c, const engine& e,
               done.reconciled.begin();
     out.reconciles.push_back(done.outcomes[static_cast<size_t>(at)]);
   }
+  // Before the chain claim: a successor's context reads its predecessors'
+  // artifacts.
   gathered.flush_into(tx, pending);
-  if (!pending.empty())
-    pending.run(tx);
+  pending_claims chained;
+  chain_claim_successors(tx, e, results, to_apply, done, pending, chained, out.chain);
   if (wrote) {
     tx.commit();
+    chained.committed = true;
     out.committed = true;
+    out.chained = std::move(chained.items);
   } else {
     tx.abort(); // only row locks: a COMMIT would flush WAL for nothing
   }
+  out.activated += out.chain.activated;
   return out;
 }
 

@@ -307,7 +307,7 @@ BOOST_FIXTURE_TEST_CASE(sigstop_process_whose_lease_expires_is_recovered_and_its
   auto frozen_log = procs[frozen]->log();
   BOOST_TEST(code == 1, "resumed process exit code " << code << "\n" << frozen_log);
   BOOST_TEST(frozen_log.find("cluster lease lost") != std::string::npos);
-  BOOST_TEST(frozen_log.find("stale submit result dropped") != std::string::npos, frozen_log);
+  BOOST_TEST(frozen_log.find("stale node result dropped") != std::string::npos, frozen_log);
 
   // Nothing changed: node rows, request, events, artifacts, ledger.
   BOOST_TEST(scalar("SELECT concat_ws('|', node_state, attempt_no, claim_token, "
