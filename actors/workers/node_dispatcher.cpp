@@ -145,12 +145,10 @@ db::claimed_node after_submit(const ready_to_submit& r, const db::node_update& u
 
 /// One submitted node's result: the submit answer, then its inline first
 /// observation when there is one, as the steps of one row write, with
-/// their artifacts and events. With `chain`, the successors it activates
-/// may be chain-claimed where it is written.
-handed_result result_of(const submitted& item, const engine& e, bool chain, pass_result& out) {
+/// their artifacts and events.
+handed_result result_of(const submitted& item, const engine& e, pass_result& out) {
   const auto& r = item.r;
   handed_result h{r.node, submit_update(r, item.answer), events_for(r.node, e)};
-  h.chain = chain;
   h.events.add_artifact(
       {r.node.id, r.node.attempt_no, "submit_proof", domain::step_proof_json(item.answer), ""});
   h.events.add_generated_artifacts(r.node.id, r.node.attempt_no, item.answer.generated_artifacts);
@@ -177,32 +175,27 @@ handed_result result_of(const submitted& item, const engine& e, bool chain, pass
 /// grace. A retry claims no successors: whatever sank the first try may
 /// have been the chain claim, and the results must land.
 batch_written write_with_retry(db::connection_slot& conn, std::vector<handed_result>& results,
-                               const engine& e) {
+                               const engine& e, bool chain) {
   constexpr int attempts = 30;
   std::vector<const handed_result*> items;
   for (auto& r : results)
     items.push_back(&r);
-  auto without_chain = [&] {
-    for (auto& r : results)
-      r.chain = false;
-  };
   for (int i = 1;; ++i) {
+    const bool chained = chain && i == 1;
+    for (auto& r : results)
+      r.chain = chained;
     try {
       return write_results(conn.get(), e, items, {}, db::lock_wait::wait);
     } catch (const pqxx::transaction_rollback& ex) {
       // Deadlock or serialization failure: nothing was written; try again.
       if (i == attempts)
         throw;
-      without_chain();
       log::warn("submit result commit rolled back; retrying",
                 {{"nodes", static_cast<int>(items.size())}, {"try", i}, {"error", ex.what()}});
     } catch (const std::exception& ex) {
       const bool connection = db::is_connection_error(ex);
-      const bool chained =
-          std::any_of(results.begin(), results.end(), [](const auto& r) { return r.chain; });
       if ((!connection && !chained) || i == attempts)
         throw;
-      without_chain();
       if (!connection) {
         log::warn("submit results failed with their chain claim; retrying without it",
                   {{"nodes", static_cast<int>(items.size())}, {"error", ex.what()}});
@@ -223,8 +216,8 @@ std::vector<ready_to_submit> write_submitted(db::connection_slot& conn,
                                              bool chain, pass_result& out) {
   std::vector<handed_result> results;
   for (auto& item : items)
-    results.push_back(result_of(item, e, chain, out));
-  auto done = write_with_retry(conn, results, e);
+    results.push_back(result_of(item, e, out));
+  auto done = write_with_retry(conn, results, e, chain);
   for (auto fate : done.results)
     out.stale += fate == result_fate::written ? 0 : 1;
   out.activated += done.activated;
