@@ -25,6 +25,9 @@ inline const char* to_string(worker_group g) {
   return g == worker_group::core ? "core" : "sidecar";
 }
 
+/// The handle in runtime_links a worker fills, so others can wake it.
+enum class worker_link { none, dispatcher, observer, recovery, lease };
+
 /// Handles the workers need to wake one another. Filled by the supervisor
 /// before any worker starts (workers start on their first wake message).
 struct runtime_links {
@@ -90,6 +93,7 @@ struct worker_spec {
   /// How its connection plans statements: generic for the engine's hot
   /// loops (see db::plan_choice).
   db::plan_choice plans = db::plan_choice::automatic;
+  worker_link link = worker_link::none;
 };
 
 struct worker_env {

@@ -6,14 +6,7 @@
 
 #include "actors/request_writer.hpp"
 #include "actors/runtime_status.hpp"
-#include "actors/workers/cluster_lease.hpp"
-#include "actors/workers/conditional_workers.hpp"
-#include "actors/workers/dispatch_listener.hpp"
-#include "actors/workers/node_dispatcher.hpp"
-#include "actors/workers/node_observer.hpp"
-#include "actors/workers/node_recovery.hpp"
-#include "actors/workers/reconcile_sweep.hpp"
-#include "actors/workers/sidecars.hpp"
+#include "actors/workers/worker_table.hpp"
 #include "config/log.hpp"
 #include "persistence/cluster_store.hpp"
 #include "persistence/db.hpp"
@@ -23,78 +16,13 @@ namespace mg::actors {
 
 namespace {
 
-/// How long one listener pass waits for a NOTIFY.
-constexpr int listener_wait_ms = 500;
-
 /// Beyond the executor timeout: the result commit of the last answer.
 constexpr double drain_margin_seconds = 5;
 
 /// How often run_until_stopped looks for a stop signal.
 constexpr auto signal_poll = std::chrono::milliseconds(50);
 
-domain::loop_policy policy(double interval, const config::settings& s, bool drain = true) {
-  return {interval, s.worker_jitter_seconds, drain};
-}
-
 } // namespace
-
-std::vector<worker_spec> engine_workers(caf::actor_system& sys,
-                                        const std::shared_ptr<workers::engine_context>& ctx,
-                                        const std::shared_ptr<runtime_links>& links) {
-  auto& s = ctx->settings;
-  // Spawned once; they stop when the observer's spec (its last owner) goes.
-  auto observe_lanes =
-      std::make_shared<workers::observe_lanes>(sys, ctx, s.node_observe_concurrency - 1);
-  std::vector<worker_spec> specs;
-  // Several dispatchers are several instances of the reference's serial
-  // dispatcher (one node per pass each, SKIP LOCKED between them); with
-  // wake-ups off there is exactly one, as in the reference.
-  int dispatchers = s.wakeups_enabled ? s.node_dispatchers : 1;
-  for (int i = 1; i <= dispatchers; ++i)
-    specs.push_back({i == 1 ? "node_dispatcher" : "node_dispatcher_" + std::to_string(i),
-                     worker_group::core, policy(s.node_dispatch_interval_seconds, s),
-                     [ctx, links, lane = i - 1](db::connection_slot& c) {
-                       return workers::dispatch_pass(c, ctx->e, lane, &links->stopping);
-                     },
-                     std::make_shared<std::atomic<bool>>(false)});
-  specs.push_back({"node_observer", worker_group::core, policy(s.node_observe_interval_seconds, s),
-                   [ctx, observe_lanes](db::connection_slot& c) {
-                     return workers::observe_pass(c, ctx->e, observe_lanes.get());
-                   }});
-  specs.push_back({"node_recovery", worker_group::core, policy(s.node_recovery_interval_seconds, s),
-                   [ctx](db::connection_slot& c) {
-                     return workers::recovery_pass(c, ctx->e);
-                   }});
-  // Core: a process whose lease was taken must stop (fail fast). Its
-  // renewals resume at their own pace once the database is back: a peer
-  // that reconnected first takes this process over a lease later, and the
-  // error backoff (up to 60 s) outlasts any lease.
-  auto lease_policy = policy(s.cluster_lease_renew_seconds, s, false);
-  lease_policy.max_error_backoff_seconds = s.cluster_lease_renew_seconds;
-  specs.push_back(
-      {"cluster_lease", worker_group::core, lease_policy,
-       [ctx, continuity = std::make_shared<workers::lease_continuity>()](db::connection_slot& c) {
-         return workers::cluster_lease_pass(c, ctx->e, ctx->suspects, *continuity);
-       },
-       nullptr, true});
-  specs.push_back({"reconcile_sweep", worker_group::core, policy(s.reconcile_interval_seconds, s),
-                   [ctx](db::connection_slot& c) {
-                     return workers::reconcile_sweep_pass(c, ctx->e);
-                   }});
-  if (s.wakeups_enabled) {
-    auto listener =
-        std::make_shared<workers::dispatch_listener>(s.database_url, db::api_application_name());
-    specs.push_back({"dispatch_listener", worker_group::sidecar,
-                     domain::loop_policy{domain::loop_min_delay_seconds, 0, true},
-                     [listener](db::connection_slot&) {
-                       return listener->pass(listener_wait_ms);
-                     }});
-  }
-  // The engine's loops run the same few statements for every node.
-  for (auto& spec : specs)
-    spec.plans = db::plan_choice::generic;
-  return specs;
-}
 
 runtime::runtime(caf::actor_system& sys, config::settings settings,
                  domain::provider_registry providers)
@@ -104,13 +32,7 @@ runtime::runtime(caf::actor_system& sys, config::settings settings,
 
 void runtime::start(caf::actor waiter, std::vector<worker_spec> extra) {
   auto& s = ctx_->settings;
-  auto specs = engine_workers(sys_, ctx_, links_);
-  if (s.workers_enabled) {
-    for (auto& w : sidecar_workers(ctx_))
-      specs.push_back(std::move(w));
-    for (auto& w : conditional_workers(ctx_))
-      specs.push_back(std::move(w));
-  }
+  auto specs = make_workers({ctx_, &sys_, links_});
   for (auto& w : extra)
     specs.push_back(std::move(w));
   {

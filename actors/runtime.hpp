@@ -16,11 +16,6 @@
 
 namespace mg::actors {
 
-/// The core workers of SPEC §1 and the dispatch listener sidecar.
-std::vector<worker_spec> engine_workers(caf::actor_system& sys,
-                                        const std::shared_ptr<workers::engine_context>& ctx,
-                                        const std::shared_ptr<runtime_links>& links);
-
 class runtime {
 public:
   runtime(caf::actor_system& sys, config::settings settings, domain::provider_registry providers);

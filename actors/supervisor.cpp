@@ -21,17 +21,25 @@ worker_actor spawn_worker(self_ptr self, const worker_spec& spec) {
 }
 
 void register_link(supervisor_state& st, const worker_spec& spec, const worker_actor& h) {
-  const auto& name = spec.name;
-  if (name.rfind("node_dispatcher", 0) == 0) {
-    st.env.links->dispatchers.push_back(h);
-    st.env.links->dispatcher_busy.push_back(spec.busy ? spec.busy
-                                                      : std::make_shared<std::atomic<bool>>(false));
-  } else if (name == "node_observer")
-    st.env.links->observer = h;
-  else if (name == "node_recovery")
-    st.env.links->recovery = h;
-  else if (name == "cluster_lease")
-    st.env.links->lease = h;
+  auto& links = *st.env.links;
+  switch (spec.link) {
+  case worker_link::dispatcher:
+    links.dispatchers.push_back(h);
+    links.dispatcher_busy.push_back(spec.busy ? spec.busy
+                                              : std::make_shared<std::atomic<bool>>(false));
+    break;
+  case worker_link::observer:
+    links.observer = h;
+    break;
+  case worker_link::recovery:
+    links.recovery = h;
+    break;
+  case worker_link::lease:
+    links.lease = h;
+    break;
+  case worker_link::none:
+    break;
+  }
 }
 
 /// Fixed members (the request writers and the registry) outlive the drain

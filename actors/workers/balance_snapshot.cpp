@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "actors/workers/conditional_workers.hpp"
+#include "actors/workers/worker_table.hpp"
 #include "config/log.hpp"
 #include "domain/json_writer.hpp"
 #include "persistence/db.hpp"
@@ -66,28 +66,22 @@ pass_result balance_snapshot_pass(db::connection_slot& conn,
 
 namespace mg::actors {
 
-worker_spec balance_snapshot_spec(const std::shared_ptr<workers::engine_context>& ctx,
+worker_pass balance_snapshot_over(const std::shared_ptr<workers::engine_context>& ctx,
                                   executors::balance_fetcher_registry fetchers) {
   auto& s = ctx->settings;
   int retention_days = s.balance_retention_days;
   double stale = s.balance_stale_threshold_seconds;
-  // Every pass appends rows, so draining would spin: no drain.
-  return {"balance_snapshot", worker_group::sidecar,
-          every(s, s.balance_snapshot_interval_seconds, false),
-          [fetchers = std::move(fetchers), retention_days, stale](db::connection_slot& c) {
-            return workers::balance_snapshot_pass(c, fetchers, retention_days, stale);
-          }};
+  return [fetchers = std::move(fetchers), retention_days, stale](db::connection_slot& c) {
+    return workers::balance_snapshot_pass(c, fetchers, retention_days, stale);
+  };
 }
 
-std::optional<worker_spec>
-balance_snapshot_worker(const std::shared_ptr<workers::engine_context>& ctx) {
-  auto& s = ctx->settings;
-  if (!s.balance_snapshot_enabled)
-    return std::nullopt;
+std::optional<worker_pass> build_balance_snapshot(const worker_build& b) {
+  auto& s = b.ctx->settings;
   if (s.gateway_api_url.empty())
     return skipped("balance_snapshot", "a gateway API (MG_GATEWAY_API_URL)");
   try {
-    return balance_snapshot_spec(ctx, executors::make_balance_fetchers(s));
+    return balance_snapshot_over(b.ctx, executors::make_balance_fetchers(s));
   } catch (const std::invalid_argument&) {
     return skipped("balance_snapshot", "an http(s) MG_GATEWAY_API_URL");
   }

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/loop_runner.hpp"
+#include "actors/workers/worker_table.hpp"
 #include "actors/workers/engine.hpp"
 #include "executors/balance_fetchers.hpp"
 #include "persistence/connection_slot.hpp"
@@ -33,9 +33,9 @@ pass_result balance_snapshot_pass(db::connection_slot& conn,
 
 namespace mg::actors {
 
-/// The balance_snapshot worker over `fetchers` (the maker passes the
+/// The balance_snapshot pass over `fetchers` (the maker passes the
 /// registry built from settings; tests pass their own).
-worker_spec balance_snapshot_spec(const std::shared_ptr<workers::engine_context>& ctx,
+worker_pass balance_snapshot_over(const std::shared_ptr<workers::engine_context>& ctx,
                                   executors::balance_fetcher_registry fetchers);
 
 } // namespace mg::actors

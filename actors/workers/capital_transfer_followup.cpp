@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "actors/workers/conditional_workers.hpp"
+#include "actors/workers/worker_table.hpp"
 #include "config/log.hpp"
 #include "persistence/capital_transfer_store.hpp"
 
@@ -62,17 +62,11 @@ pass_result capital_transfer_followup_pass(db::connection_slot& conn, const conf
 
 namespace mg::actors {
 
-std::optional<worker_spec>
-capital_transfer_followup_worker(const std::shared_ptr<workers::engine_context>& ctx) {
-  auto& s = ctx->settings;
-  if (!s.capital_transfer_followup_enabled)
-    return std::nullopt;
+std::optional<worker_pass> build_capital_transfer_followup(const worker_build& b) {
   // Its only client is the database: never skipped while enabled.
-  return worker_spec{"capital_transfer_followup", worker_group::sidecar,
-                     every(s, s.capital_transfer_followup_interval_seconds),
-                     [ctx](db::connection_slot& c) {
-                       return workers::capital_transfer_followup_pass(c, ctx->settings);
-                     }};
+  return [ctx = b.ctx](db::connection_slot& c) {
+    return workers::capital_transfer_followup_pass(c, ctx->settings);
+  };
 }
 
 } // namespace mg::actors

@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "actors/workers/bounded_lanes.hpp"
-#include "actors/workers/conditional_workers.hpp"
+#include "actors/workers/worker_table.hpp"
 #include "config/log.hpp"
 #include "domain/ccip_drift_report.hpp"
 #include "executors/json_http_client.hpp"
@@ -71,18 +71,12 @@ pass_result ccip_drift_pass(db::connection_slot& conn, const config::settings& s
 
 namespace mg::actors {
 
-std::optional<worker_spec> ccip_drift_worker(const std::shared_ptr<workers::engine_context>& ctx) {
-  auto& s = ctx->settings;
-  if (!s.ccip_enabled)
-    return std::nullopt;
-  if (!domain::split_url(s.ccip_sidecar_url))
+std::optional<worker_pass> build_ccip_drift(const worker_build& b) {
+  if (!domain::split_url(b.ctx->settings.ccip_sidecar_url))
     return skipped("ccip_drift", "MG_CCIP_SIDECAR_URL (an http(s) URL)");
-  // Every poll records every item: no drain.
-  return worker_spec{"ccip_drift", worker_group::sidecar,
-                     every(s, s.ccip_drift_poll_interval_seconds, false),
-                     [ctx](db::connection_slot& c) {
-                       return workers::ccip_drift_pass(c, ctx->settings);
-                     }};
+  return [ctx = b.ctx](db::connection_slot& c) {
+    return workers::ccip_drift_pass(c, ctx->settings);
+  };
 }
 
 } // namespace mg::actors

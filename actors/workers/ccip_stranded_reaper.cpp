@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "actors/workers/conditional_workers.hpp"
+#include "actors/workers/worker_table.hpp"
 #include "config/log.hpp"
 #include "persistence/ccip_store.hpp"
 
@@ -81,18 +81,10 @@ pass_result ccip_stranded_reaper_pass(db::connection_slot& conn, const config::s
 
 namespace mg::actors {
 
-std::optional<worker_spec>
-ccip_stranded_reaper_worker(const std::shared_ptr<workers::engine_context>& ctx) {
-  auto& s = ctx->settings;
-  if (!s.ccip_stranded_reaper_enabled)
-    return std::nullopt;
-  // Core group: a reaper that dies takes the process down (reference §11),
-  // rather than leaving stranded sends unreaped without anyone noticing.
-  return worker_spec{"ccip_stranded_reaper", worker_group::core,
-                     every(s, s.ccip_stranded_reaper_interval_seconds),
-                     [ctx](db::connection_slot& c) {
-                       return workers::ccip_stranded_reaper_pass(c, ctx->settings);
-                     }};
+std::optional<worker_pass> build_ccip_stranded_reaper(const worker_build& b) {
+  return [ctx = b.ctx](db::connection_slot& c) {
+    return workers::ccip_stranded_reaper_pass(c, ctx->settings);
+  };
 }
 
 } // namespace mg::actors

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "actors/workers/conditional_workers.hpp"
+#include "actors/workers/worker_table.hpp"
 #include "config/log.hpp"
 #include "config/metrics.hpp"
 
@@ -124,26 +124,21 @@ void cex_transfer_ingest::record_failure(db::connection_slot& conn, const std::s
 
 namespace mg::actors {
 
-std::optional<worker_spec>
-cex_transfer_ingest_worker(const std::shared_ptr<workers::engine_context>& ctx) {
-  auto& s = ctx->settings;
-  auto venues = workers::parse_venue_csv(s.cex_transfer_ingest_venues_csv);
-  if (venues.empty())
-    return std::nullopt; // no boolean flag: the venue list turns it on
+std::optional<worker_pass> build_cex_transfer_ingest(const worker_build& b) {
+  auto& s = b.ctx->settings;
   if (s.cex_venue_api_url.empty())
     return skipped("cex_transfer_ingest", "MG_CEX_VENUE_API_URL");
   std::shared_ptr<const workers::cex_transfer_ingest> ingest;
   try {
-    ingest = std::make_shared<const workers::cex_transfer_ingest>(venues, s.cex_venue_api_url);
+    ingest = std::make_shared<const workers::cex_transfer_ingest>(
+        workers::parse_venue_csv(s.cex_transfer_ingest_venues_csv), s.cex_venue_api_url);
   } catch (const std::invalid_argument& e) {
     log::warn("cex_transfer_ingest settings refused", {{"error", e.what()}});
     return skipped("cex_transfer_ingest", "an http(s) MG_CEX_VENUE_API_URL and valid venue names");
   }
-  return worker_spec{"cex_transfer_ingest", worker_group::sidecar,
-                     every(s, s.cex_transfer_ingest_interval_seconds),
-                     [ingest](db::connection_slot& c) {
-                       return ingest->pass(c);
-                     }};
+  return [ingest](db::connection_slot& c) {
+    return ingest->pass(c);
+  };
 }
 
 } // namespace mg::actors

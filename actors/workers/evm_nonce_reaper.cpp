@@ -1,6 +1,6 @@
 #include "actors/workers/evm_nonce_reaper.hpp"
 
-#include "actors/workers/conditional_workers.hpp"
+#include "actors/workers/worker_table.hpp"
 #include "config/log.hpp"
 #include "domain/evm_tx.hpp"
 #include "persistence/evm_nonce_store.hpp"
@@ -52,22 +52,17 @@ pass_result evm_nonce_reaper_pass(db::connection_slot& conn,
 
 namespace mg::actors {
 
-std::optional<worker_spec>
-evm_nonce_reaper_worker(const std::shared_ptr<workers::engine_context>& ctx) {
-  const auto& s = ctx->settings;
-  if (!s.evm_nonce_reaper_enabled)
-    return std::nullopt;
+std::optional<worker_pass> build_evm_nonce_reaper(const worker_build& b) {
+  const auto& s = b.ctx->settings;
   if (s.evm_rpc_urls.empty())
     return skipped("evm_nonce_reaper", "an EVM RPC client and endpoints (MG_EVM_RPC_URLS)");
   auto chains =
       std::make_shared<std::map<std::uint64_t, executors::evm_rpc>>(executors::evm_rpc_clients(
           config::parse_rpc_urls(s.evm_rpc_urls), s.evm_rpc_timeout_seconds));
   const double stale = s.evm_nonce_reservation_stale_seconds;
-  return worker_spec{"evm_nonce_reaper", worker_group::core,
-                     every(s, s.evm_nonce_reaper_interval_seconds),
-                     [chains, stale](db::connection_slot& c) {
-                       return workers::evm_nonce_reaper_pass(c, *chains, stale);
-                     }};
+  return [chains, stale](db::connection_slot& c) {
+    return workers::evm_nonce_reaper_pass(c, *chains, stale);
+  };
 }
 
 } // namespace mg::actors

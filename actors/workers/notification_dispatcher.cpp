@@ -1,7 +1,7 @@
 #include "actors/workers/notification_dispatcher.hpp"
 
-#include "actors/workers/conditional_workers.hpp"
 #include "actors/workers/webhook_post.hpp"
+#include "actors/workers/worker_table.hpp"
 #include "config/log.hpp"
 #include "domain/callback_signature.hpp"
 #include "domain/url.hpp"
@@ -77,20 +77,16 @@ pass_result notification_dispatch_pass(db::connection_slot& conn, const config::
 
 namespace mg::actors {
 
-std::optional<worker_spec>
-notification_dispatcher_worker(const std::shared_ptr<workers::engine_context>& ctx) {
-  auto& s = ctx->settings;
-  if (!s.notify_enabled)
-    return std::nullopt;
+std::optional<worker_pass> build_notification_dispatcher(const worker_build& b) {
+  auto& s = b.ctx->settings;
   if (!domain::split_url(s.notify_webhook_url))
     return skipped("notification_dispatcher", "MG_NOTIFY_WEBHOOK_URL (an http(s) URL)");
   if (s.notify_secret.empty())
     log::warn("notification_dispatcher: MG_NOTIFY_SECRET is not set; "
               "notifications go unsigned");
-  return worker_spec{"notification_dispatcher", worker_group::sidecar,
-                     every(s, s.notify_interval_seconds), [ctx](db::connection_slot& c) {
-                       return workers::notification_dispatch_pass(c, ctx->settings);
-                     }};
+  return [ctx = b.ctx](db::connection_slot& c) {
+    return workers::notification_dispatch_pass(c, ctx->settings);
+  };
 }
 
 } // namespace mg::actors

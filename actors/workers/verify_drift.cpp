@@ -4,7 +4,7 @@
 #include <map>
 
 #include "actors/workers/bounded_lanes.hpp"
-#include "actors/workers/conditional_workers.hpp"
+#include "actors/workers/worker_table.hpp"
 #include "config/log.hpp"
 #include "domain/evm_tx.hpp"
 #include "domain/json_writer.hpp"
@@ -152,19 +152,12 @@ pass_result verify_drift_pass(db::connection_slot& conn, const config::settings&
 
 namespace mg::actors {
 
-std::optional<worker_spec>
-verify_drift_worker(const std::shared_ptr<workers::engine_context>& ctx) {
-  auto& s = ctx->settings;
-  if (!s.verify_drift_enabled)
-    return std::nullopt;
-  if (s.evm_rpc_urls.empty())
+std::optional<worker_pass> build_verify_drift(const worker_build& b) {
+  if (b.ctx->settings.evm_rpc_urls.empty())
     return skipped("verify_drift", "MG_EVM_RPC_URLS (chain RPC endpoints)");
-  // Every pass checks everything: no drain.
-  return worker_spec{"verify_drift", worker_group::sidecar,
-                     every(s, s.verify_drift_interval_seconds, false),
-                     [ctx](db::connection_slot& c) {
-                       return workers::verify_drift_pass(c, ctx->settings);
-                     }};
+  return [ctx = b.ctx](db::connection_slot& c) {
+    return workers::verify_drift_pass(c, ctx->settings);
+  };
 }
 
 } // namespace mg::actors

@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "actors/workers/conditional_workers.hpp"
+#include "actors/workers/worker_table.hpp"
 #include "tests/support/db_helpers.hpp"
 #include "tests/support/http_peer.hpp"
 #include "tests/support/runtime_fixture.hpp"
@@ -76,20 +76,20 @@ BOOST_AUTO_TEST_SUITE(ccip_capital_cex_workers)
 BOOST_FIXTURE_TEST_CASE(reaper_is_on_by_default_in_the_core_group, test::runtime_fixture) {
   BOOST_TEST(settings.ccip_stranded_reaper_enabled); // the reference's default
   settings.ccip_stranded_reaper_interval_seconds = 17;
-  auto spec = actors::ccip_stranded_reaper_worker(context_with(settings));
+  auto spec = actors::make_worker("ccip_stranded_reaper", context_with(settings));
   BOOST_REQUIRE(spec.has_value());
   BOOST_TEST(spec->name == "ccip_stranded_reaper");
   BOOST_TEST(std::string(to_string(spec->group)) == "core");
   BOOST_TEST(spec->policy.interval_seconds == 17.0);
   settings.ccip_stranded_reaper_enabled = false;
-  BOOST_TEST(!actors::ccip_stranded_reaper_worker(context_with(settings)).has_value());
+  BOOST_TEST(!actors::make_worker("ccip_stranded_reaper", context_with(settings)).has_value());
 }
 
 BOOST_FIXTURE_TEST_CASE(followup_is_off_by_default_and_a_sidecar_when_on, test::runtime_fixture) {
-  BOOST_TEST(!actors::capital_transfer_followup_worker(context_with(settings)).has_value());
+  BOOST_TEST(!actors::make_worker("capital_transfer_followup", context_with(settings)).has_value());
   settings.capital_transfer_followup_enabled = true;
   settings.capital_transfer_followup_interval_seconds = 23;
-  auto spec = actors::capital_transfer_followup_worker(context_with(settings));
+  auto spec = actors::make_worker("capital_transfer_followup", context_with(settings));
   BOOST_REQUIRE(spec.has_value());
   BOOST_TEST(spec->name == "capital_transfer_followup");
   BOOST_TEST(std::string(to_string(spec->group)) == "sidecar");
@@ -98,19 +98,20 @@ BOOST_FIXTURE_TEST_CASE(followup_is_off_by_default_and_a_sidecar_when_on, test::
 
 BOOST_FIXTURE_TEST_CASE(ingest_is_on_by_its_venue_list_and_needs_the_api_url,
                         test::runtime_fixture) {
-  BOOST_TEST(!actors::cex_transfer_ingest_worker(context_with(settings)).has_value());
+  BOOST_TEST(!actors::make_worker("cex_transfer_ingest", context_with(settings)).has_value());
   settings.cex_transfer_ingest_venues_csv = " , ";
-  BOOST_TEST(!actors::cex_transfer_ingest_worker(context_with(settings)).has_value());
+  BOOST_TEST(!actors::make_worker("cex_transfer_ingest", context_with(settings)).has_value());
   settings.cex_transfer_ingest_venues_csv = "binance,okx";
-  BOOST_TEST(!actors::cex_transfer_ingest_worker(context_with(settings)).has_value()); // no URL
+  BOOST_TEST(
+      !actors::make_worker("cex_transfer_ingest", context_with(settings)).has_value()); // no URL
   settings.cex_venue_api_url = "ftp://venues";
-  BOOST_TEST(!actors::cex_transfer_ingest_worker(context_with(settings)).has_value());
+  BOOST_TEST(!actors::make_worker("cex_transfer_ingest", context_with(settings)).has_value());
   settings.cex_venue_api_url = "http://127.0.0.1:9/venues";
   settings.cex_transfer_ingest_venues_csv = "binance,ok/x";
-  BOOST_TEST(!actors::cex_transfer_ingest_worker(context_with(settings)).has_value());
+  BOOST_TEST(!actors::make_worker("cex_transfer_ingest", context_with(settings)).has_value());
   settings.cex_transfer_ingest_venues_csv = "binance,okx";
   settings.cex_transfer_ingest_interval_seconds = 29;
-  auto spec = actors::cex_transfer_ingest_worker(context_with(settings));
+  auto spec = actors::make_worker("cex_transfer_ingest", context_with(settings));
   BOOST_REQUIRE(spec.has_value());
   BOOST_TEST(spec->name == "cex_transfer_ingest");
   BOOST_TEST(std::string(to_string(spec->group)) == "sidecar");
@@ -183,7 +184,7 @@ BOOST_FIXTURE_TEST_CASE(reaper_crash_stops_the_process_with_exit_code_1, test::r
   // so this one is the only reaper.
   auto on = settings;
   on.ccip_stranded_reaper_interval_seconds = 0.1;
-  auto spec = *actors::ccip_stranded_reaper_worker(context_with(on));
+  auto spec = *actors::make_worker("ccip_stranded_reaper", context_with(on));
   settings.ccip_stranded_reaper_enabled = false;
   apply_settings();
   auto passes = std::make_shared<std::atomic<int>>(0);

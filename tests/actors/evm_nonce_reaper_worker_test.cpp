@@ -8,7 +8,7 @@
 #include <atomic>
 #include <memory>
 
-#include "actors/workers/conditional_workers.hpp"
+#include "actors/workers/worker_table.hpp"
 #include "persistence/evm_nonce_store.hpp"
 #include "tests/support/runtime_fixture.hpp"
 
@@ -59,8 +59,8 @@ BOOST_FIXTURE_TEST_CASE(evm_nonce_reaper_crash_stops_the_process_with_exit_code_
   auto on = settings;
   on.evm_rpc_urls = unreachable_chain;
   on.evm_nonce_reaper_interval_seconds = 0.1;
-  auto spec = *actors::evm_nonce_reaper_worker(
-      std::make_shared<workers::engine_context>(on, domain::provider_registry{}));
+  auto spec = *actors::make_worker("evm_nonce_reaper", std::make_shared<workers::engine_context>(
+                                                           on, domain::provider_registry{}));
   auto passes = std::make_shared<std::atomic<int>>(0);
   auto real = spec.pass;
   spec.pass = [real, passes](db::connection_slot& c) {

@@ -3,7 +3,7 @@
 // work (the audit promoter, the health check) while the core runs.
 #include <boost/test/unit_test.hpp>
 
-#include "actors/workers/sidecars.hpp"
+#include "actors/workers/worker_table.hpp"
 #include "tests/support/db_helpers.hpp"
 #include "tests/support/runtime_fixture.hpp"
 
@@ -21,11 +21,13 @@ const char* const sidecar_names[] = {"expiration_checker", "template_proposal_ex
 BOOST_AUTO_TEST_SUITE(sidecar_group)
 
 BOOST_FIXTURE_TEST_CASE(sidecar_workers_are_all_in_the_sidecar_group, test::runtime_fixture) {
-  auto specs = actors::sidecar_workers(ctx);
-  BOOST_REQUIRE(specs.size() == 5u); // callback_dispatcher too, with or without a secret
-  for (size_t i = 0; i < specs.size(); ++i) {
-    BOOST_TEST(specs[i].name == sidecar_names[i]);
-    BOOST_TEST(std::string(to_string(specs[i].group)) == "sidecar");
+  std::vector<actors::worker_spec> specs;
+  for (auto* name : sidecar_names) {
+    auto spec = actors::make_worker(name, ctx); // callback_dispatcher too, with or without a secret
+    BOOST_REQUIRE_MESSAGE(spec, name);
+    BOOST_TEST(spec->name == name);
+    BOOST_TEST(std::string(to_string(spec->group)) == "sidecar");
+    specs.push_back(std::move(*spec));
   }
   BOOST_TEST(specs[0].policy.interval_seconds == settings.expiration_check_interval_seconds);
   BOOST_TEST(specs[2].policy.drain == false); // every health pass "processes" something

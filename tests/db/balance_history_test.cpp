@@ -6,7 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "actors/workers/balance_history_rollup.hpp"
-#include "actors/workers/conditional_workers.hpp"
+#include "actors/workers/worker_table.hpp"
 #include "persistence/balance_store.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/runtime_fixture.hpp"
@@ -113,14 +113,14 @@ BOOST_FIXTURE_TEST_CASE(hour_reached_by_retention_keeps_its_rollup, test::db_fix
 
 BOOST_FIXTURE_TEST_CASE(maker_is_on_by_default_and_never_skipped, test::db_fixture) {
   BOOST_TEST(settings.gateway_api_url.empty()); // no client configured at all
-  auto spec = actors::balance_history_rollup_worker(ctx);
+  auto spec = actors::make_worker("balance_history_rollup", ctx);
   BOOST_REQUIRE(spec);
   BOOST_TEST(spec->name == "balance_history_rollup");
   BOOST_TEST(std::string(to_string(spec->group)) == "sidecar");
   BOOST_TEST(spec->policy.interval_seconds == settings.balance_history_interval_seconds);
   settings.balance_history_enabled = false;
   apply_settings();
-  BOOST_TEST(!actors::balance_history_rollup_worker(ctx));
+  BOOST_TEST(!actors::make_worker("balance_history_rollup", ctx));
 }
 
 BOOST_FIXTURE_TEST_CASE(runtime_runs_it_in_the_sidecar_group_with_a_heartbeat,

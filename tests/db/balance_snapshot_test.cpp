@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "actors/workers/balance_snapshot.hpp"
-#include "actors/workers/conditional_workers.hpp"
+#include "actors/workers/worker_table.hpp"
 #include "config/metrics.hpp"
 #include "persistence/balance_store.hpp"
 #include "tests/support/db_fixture.hpp"
@@ -272,28 +272,25 @@ BOOST_FIXTURE_TEST_CASE(venue_failing_until_stale_notifies_once_per_episode, tes
 BOOST_FIXTURE_TEST_CASE(maker_needs_the_flag_and_the_gateway_url, test::db_fixture) {
   settings.gateway_api_url = "http://127.0.0.1:9";
   apply_settings();
-  BOOST_TEST(!actors::balance_snapshot_worker(ctx)); // flag off (default)
+  BOOST_TEST(!actors::make_worker("balance_snapshot", ctx)); // flag off (default)
   settings.balance_snapshot_enabled = true;
   settings.gateway_api_url = "";
   apply_settings();
-  BOOST_TEST(!actors::balance_snapshot_worker(ctx)); // skipped: no URL
+  BOOST_TEST(!actors::make_worker("balance_snapshot", ctx)); // skipped: no URL
   settings.gateway_api_url = "ftp://gateway";
   apply_settings();
-  BOOST_TEST(!actors::balance_snapshot_worker(ctx)); // skipped: not http(s)
+  BOOST_TEST(!actors::make_worker("balance_snapshot", ctx)); // skipped: not http(s)
   settings.gateway_api_url = "http://127.0.0.1:9";
   settings.balance_snapshot_interval_seconds = 7;
   apply_settings();
-  auto spec = actors::balance_snapshot_worker(ctx);
+  auto spec = actors::make_worker("balance_snapshot", ctx);
   BOOST_REQUIRE(spec);
   BOOST_TEST(spec->name == "balance_snapshot");
   BOOST_TEST(std::string(to_string(spec->group)) == "sidecar");
   BOOST_TEST(spec->policy.interval_seconds == 7.0);
   BOOST_TEST(spec->policy.drain == false);
-  // It is one of the runtime's conditional workers.
-  bool listed = false;
-  for (auto& w : actors::conditional_workers(ctx))
-    listed = listed || w.name == "balance_snapshot";
-  BOOST_TEST(listed);
+  // The runtime starts it: it is in the worker table.
+  BOOST_TEST(actors::declared_worker("balance_snapshot").make == &actors::build_balance_snapshot);
 }
 
 BOOST_FIXTURE_TEST_CASE(runtime_runs_it_in_the_sidecar_group_with_a_heartbeat,
@@ -328,8 +325,10 @@ BOOST_FIXTURE_TEST_CASE(runtime_runs_it_in_the_sidecar_group_with_a_heartbeat,
 
 BOOST_FIXTURE_TEST_CASE(crashing_pass_is_restarted_and_the_runtime_lives, test::runtime_fixture) {
   auto calls = std::make_shared<std::atomic<int>>(0);
-  auto spec = actors::balance_snapshot_spec(
-      ctx, {std::make_shared<crashing_venue>(calls)}); // crashes on every 2nd pass
+  auto spec = actors::spec_of(
+      actors::declared_worker("balance_snapshot"), settings,
+      actors::balance_snapshot_over(
+          ctx, {std::make_shared<crashing_venue>(calls)})); // crashes on every 2nd pass
   spec.policy = domain::loop_policy{0.05, 0, false};
   start({spec});
   // Each incarnation stores one row, then crashes; restarts after 1 s, 2 s.

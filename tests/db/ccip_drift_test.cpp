@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "actors/workers/ccip_drift.hpp"
-#include "actors/workers/conditional_workers.hpp"
+#include "actors/workers/worker_table.hpp"
 #include "domain/json.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/http_peer.hpp"
@@ -162,15 +162,15 @@ BOOST_FIXTURE_TEST_CASE(maker_follows_flag_and_sidecar_url, test::db_fixture) {
   settings.ccip_enabled = false;
   settings.ccip_sidecar_url = "http://127.0.0.1:9";
   apply_settings();
-  BOOST_TEST(!actors::ccip_drift_worker(ctx).has_value());
+  BOOST_TEST(!actors::make_worker("ccip_drift", ctx).has_value());
   settings.ccip_enabled = true;
   settings.ccip_sidecar_url = "";
   apply_settings();
-  BOOST_TEST(!actors::ccip_drift_worker(ctx).has_value()); // skipped
+  BOOST_TEST(!actors::make_worker("ccip_drift", ctx).has_value()); // skipped
   settings.ccip_sidecar_url = "http://127.0.0.1:9";
   settings.ccip_drift_poll_interval_seconds = 42;
   apply_settings();
-  auto spec = actors::ccip_drift_worker(ctx);
+  auto spec = actors::make_worker("ccip_drift", ctx);
   BOOST_REQUIRE(spec.has_value());
   BOOST_TEST(spec->name == "ccip_drift");
   BOOST_TEST(std::string(actors::to_string(spec->group)) == "sidecar");

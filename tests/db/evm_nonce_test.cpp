@@ -10,8 +10,8 @@
 #include <set>
 #include <thread>
 
-#include "actors/workers/conditional_workers.hpp"
 #include "actors/workers/evm_nonce_reaper.hpp"
+#include "actors/workers/worker_table.hpp"
 #include "domain/evm_tx.hpp"
 #include "persistence/evm_nonce_store.hpp"
 #include "tests/support/db_fixture.hpp"
@@ -176,7 +176,7 @@ BOOST_FIXTURE_TEST_CASE(evm_nonce_reaper_is_core_runs_on_its_flag_and_needs_endp
     s.evm_nonce_reaper_enabled = enabled;
     s.evm_rpc_urls = urls;
     auto ctx = std::make_shared<workers::engine_context>(s, domain::provider_registry{});
-    return actors::evm_nonce_reaper_worker(ctx);
+    return actors::make_worker("evm_nonce_reaper", ctx);
   };
   BOOST_TEST(!with(false, "1337=http://127.0.0.1:1"));
   BOOST_TEST(!with(true, "")); // skipped: no client, one warning

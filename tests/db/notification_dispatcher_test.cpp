@@ -12,8 +12,8 @@
 #include <thread>
 #include <unistd.h>
 
-#include "actors/workers/conditional_workers.hpp"
 #include "actors/workers/notification_dispatcher.hpp"
+#include "actors/workers/worker_table.hpp"
 #include "build_paths.hpp"
 #include "domain/json.hpp"
 #include "persistence/notification_outbox_store.hpp"
@@ -231,27 +231,25 @@ BOOST_FIXTURE_TEST_CASE(maker_follows_flag_and_webhook_setting, test::db_fixture
   settings.notify_enabled = false;
   settings.notify_webhook_url = "http://127.0.0.1:9/hook";
   apply_settings();
-  BOOST_TEST(!actors::notification_dispatcher_worker(ctx).has_value());
+  BOOST_TEST(!actors::make_worker("notification_dispatcher", ctx).has_value());
   settings.notify_enabled = true;
   settings.notify_webhook_url = "";
   apply_settings();
-  BOOST_TEST(!actors::notification_dispatcher_worker(ctx).has_value()); // skipped
+  BOOST_TEST(!actors::make_worker("notification_dispatcher", ctx).has_value()); // skipped
   settings.notify_webhook_url = "not a url";
   apply_settings();
-  BOOST_TEST(!actors::notification_dispatcher_worker(ctx).has_value()); // skipped
+  BOOST_TEST(!actors::make_worker("notification_dispatcher", ctx).has_value()); // skipped
   settings.notify_webhook_url = "http://127.0.0.1:9/hook";
   settings.notify_interval_seconds = 7;
   apply_settings();
-  auto spec = actors::notification_dispatcher_worker(ctx);
+  auto spec = actors::make_worker("notification_dispatcher", ctx);
   BOOST_REQUIRE(spec.has_value());
   BOOST_TEST(spec->name == "notification_dispatcher");
   BOOST_TEST(std::string(actors::to_string(spec->group)) == "sidecar");
   BOOST_TEST(spec->policy.interval_seconds == 7.0);
-  auto names = actors::conditional_workers(ctx);
-  bool listed = false;
-  for (auto& w : names)
-    listed |= w.name == "notification_dispatcher";
-  BOOST_TEST(listed);
+  // The runtime starts it: it is in the worker table.
+  BOOST_TEST(actors::declared_worker("notification_dispatcher").make ==
+             &actors::build_notification_dispatcher);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

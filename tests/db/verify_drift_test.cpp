@@ -12,8 +12,8 @@
 #include <atomic>
 #include <thread>
 
-#include "actors/workers/conditional_workers.hpp"
 #include "actors/workers/verify_drift.hpp"
+#include "actors/workers/worker_table.hpp"
 #include "domain/evm_tx.hpp"
 #include "domain/json.hpp"
 #include "domain/keccak.hpp"
@@ -234,14 +234,14 @@ BOOST_FIXTURE_TEST_CASE(maker_follows_flag_and_rpc_urls, test::db_fixture) {
   settings.verify_drift_enabled = false;
   settings.evm_rpc_urls = "1=http://127.0.0.1:8545";
   apply_settings();
-  BOOST_TEST(!actors::verify_drift_worker(ctx).has_value());
+  BOOST_TEST(!actors::make_worker("verify_drift", ctx).has_value());
   settings.verify_drift_enabled = true;
   settings.evm_rpc_urls = "";
   apply_settings();
-  BOOST_TEST(!actors::verify_drift_worker(ctx).has_value()); // skipped
+  BOOST_TEST(!actors::make_worker("verify_drift", ctx).has_value()); // skipped
   settings.evm_rpc_urls = "1=http://127.0.0.1:8545";
   apply_settings();
-  auto spec = actors::verify_drift_worker(ctx);
+  auto spec = actors::make_worker("verify_drift", ctx);
   BOOST_REQUIRE(spec.has_value());
   BOOST_TEST(spec->name == "verify_drift");
   BOOST_TEST(std::string(actors::to_string(spec->group)) == "sidecar");
