@@ -63,7 +63,8 @@ void runtime::start(caf::actor waiter, std::vector<worker_spec> extra) {
   handed_over_requests_.clear();
   fixed.push_back({"movement_registry", caf::actor_cast<caf::actor>(links_->registry)});
   worker_env env{s.database_url, s.runtime_node, s.network_class, s.wakeups_enabled, links_};
-  supervisor_ = sys_.spawn(mg::actors::supervisor, std::move(specs), env, std::move(fixed), waiter);
+  supervisor_ = sys_.spawn(mg::actors::supervisor, std::move(specs), env, std::move(fixed), waiter,
+                           default_supervisor_hooks());
 }
 
 bool runtime::claim_name(const name_wait& wait) {

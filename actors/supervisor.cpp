@@ -15,7 +15,7 @@ namespace {
 using self_ptr = supervisor_actor::stateful_pointer<supervisor_state>;
 
 worker_actor spawn_worker(self_ptr self, const worker_spec& spec) {
-  auto h = self->system().spawn<caf::detached>(loop_worker, spec, self->state.env);
+  auto h = self->state.hooks.spawn_worker(self->system(), spec, self->state.env);
   self->monitor(h);
   return h;
 }
@@ -82,15 +82,9 @@ void report_if_done(self_ptr self) {
   self->quit();
 }
 
-/// The supervisor runs on CAF's shared threads: the notification's
-/// connect and insert run in a detached actor of their own, which the
-/// verdict waits for (the page is enqueued before exit 1, as before).
+/// The verdict waits for the page: it is enqueued before exit 1.
 void report_core_failure(self_ptr self, const std::string& worker, const std::string& why) {
-  auto& env = self->state.env;
-  auto h = self->system().spawn<caf::detached>(
-      [url = env.database_url, node = env.runtime_node, net = env.network_class, worker, why] {
-        db::enqueue_core_group_failure(url, node, net, worker, why);
-      });
+  auto h = self->state.hooks.report_core_failure(self->system(), self->state.env, worker, why);
   self->monitor(h);
   self->state.reporters.push_back(h.address());
 }
@@ -125,12 +119,28 @@ void on_member_down(self_ptr self, supervisor_member& m, const caf::error& reaso
 
 } // namespace
 
+supervisor_hooks default_supervisor_hooks() {
+  return {
+      [](caf::actor_system& sys, const worker_spec& spec, const worker_env& env) {
+        return sys.spawn<caf::detached>(loop_worker, spec, env);
+      },
+      // The notification's connect and insert run off CAF's shared threads.
+      [](caf::actor_system& sys, const worker_env& env, const std::string& worker,
+         const std::string& why) {
+        return caf::actor_cast<caf::actor>(sys.spawn<caf::detached>(
+            [url = env.database_url, node = env.runtime_node, net = env.network_class, worker,
+             why] { db::enqueue_core_group_failure(url, node, net, worker, why); }));
+      },
+  };
+}
+
 supervisor_actor::behavior_type supervisor(self_ptr self, std::vector<worker_spec> specs,
                                            worker_env env, std::vector<fixed_member> fixed,
-                                           caf::actor waiter) {
+                                           caf::actor waiter, supervisor_hooks hooks) {
   auto& st = self->state;
   st.specs = std::move(specs);
   st.env = std::move(env);
+  st.hooks = std::move(hooks);
   st.waiter = std::move(waiter);
   for (auto& f : fixed) {
     self->monitor(f.handle);

@@ -71,7 +71,7 @@ void accept_in_ledger(test::db_fixture& f, const std::string& node) {
 
 } // namespace
 
-BOOST_AUTO_TEST_SUITE(recovery)
+BOOST_AUTO_TEST_SUITE(node_recovery)
 
 BOOST_FIXTURE_TEST_CASE(submitting_past_grace_without_ledger_row_is_fenced,
                         test::reference_db_fixture) {

@@ -41,7 +41,7 @@ std::string states(test::db_fixture& f, const std::string& id) {
 
 } // namespace
 
-BOOST_AUTO_TEST_SUITE(reconcile_db)
+BOOST_AUTO_TEST_SUITE(movement_store_reconcile)
 
 BOOST_FIXTURE_TEST_CASE(approval_activates_roots_with_events, test::db_fixture) {
   add_template(diamond);

@@ -90,7 +90,7 @@ struct refusing_signer : domain::signer {
 
 } // namespace
 
-BOOST_AUTO_TEST_SUITE(dispatch)
+BOOST_AUTO_TEST_SUITE(node_dispatcher)
 
 BOOST_FIXTURE_TEST_CASE(two_transactions_never_claim_the_same_node, test::reference_db_fixture) {
   add_template(one_node("solo"));

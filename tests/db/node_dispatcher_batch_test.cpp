@@ -73,7 +73,7 @@ std::shared_ptr<test::hooked_sim> hook_sim(db_fixture& f, std::function<void()> 
 
 } // namespace
 
-BOOST_AUTO_TEST_SUITE(dispatch_batch)
+BOOST_AUTO_TEST_SUITE(node_dispatcher_batch)
 
 BOOST_FIXTURE_TEST_CASE(one_pass_claims_all_before_the_first_submit_and_settles_them, db_fixture) {
   // When the submits begin, every node of the batch is SUBMITTING already

@@ -48,7 +48,7 @@ std::string submitted(test::db_fixture& f, const std::string& template_key,
 
 } // namespace
 
-BOOST_AUTO_TEST_SUITE(observe)
+BOOST_AUTO_TEST_SUITE(node_observer)
 
 BOOST_FIXTURE_TEST_CASE(next_observe_at_is_honoured, test::db_fixture) {
   // Wake-ups on (the pass reports the next due time), and an answer that

@@ -49,7 +49,7 @@ struct stale_statistics_fixture : db_fixture {
 
 } // namespace
 
-BOOST_AUTO_TEST_SUITE(claim_plan)
+BOOST_AUTO_TEST_SUITE(node_store_claim_plan)
 
 BOOST_FIXTURE_TEST_CASE(a_dispatch_claim_probes_primary_keys_on_stale_statistics,
                         stale_statistics_fixture) {
