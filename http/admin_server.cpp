@@ -1,7 +1,6 @@
 #include "http/admin_server.hpp"
 
 #include <httplib.h>
-#include <pqxx/except>
 #include <regex>
 #include <strings.h>
 #include <thread>
@@ -12,6 +11,7 @@
 #include "domain/json_writer.hpp"
 #include "http/guarded_server.hpp"
 #include "http/server_common.hpp"
+#include "services/call_failure.hpp"
 
 namespace mg::http {
 
@@ -125,13 +125,14 @@ void admin_server::impl::install_handlers() {
     try {
       auto refused = needs_token ? refuse_without_token(req) : std::nullopt;
       reply = refused ? *refused : body();
-    } catch (const pqxx::data_exception& e) {
-      // SQLSTATE class 22: a value from the request, not the server, is bad.
-      log::warn("admin request refused data", {{"path", req.path}, {"error", e.what()}});
-      reply = api::error_reply(api::bad_request("a value in the request is not acceptable"));
     } catch (const std::exception& e) {
-      log::error("admin request failed", {{"path", req.path}, {"error", e.what()}});
-      reply = api::error_reply(internal_error());
+      if (services::classify_failure(e) == services::call_failure::refused_value) {
+        log::warn("admin request refused data", {{"path", req.path}, {"error", e.what()}});
+        reply = api::error_reply(api::bad_request("a value in the request is not acceptable"));
+      } else {
+        log::error("admin request failed", {{"path", req.path}, {"error", e.what()}});
+        reply = api::error_reply(internal_error());
+      }
     }
     write_reply(res, reply);
     log_request(req, res.status, "", started);

@@ -14,7 +14,7 @@
 #include "http/rate_limiter.hpp"
 #include "http/route_pattern.hpp"
 #include "http/server_common.hpp"
-#include "persistence/db.hpp"
+#include "services/call_failure.hpp"
 #include "services/nonce_service.hpp"
 
 namespace mg::http {
@@ -254,16 +254,16 @@ api::reply api_server::impl::dispatch(const compiled_route& cr, std::vector<std:
   }
   try {
     return cr.r.handle(c);
-  } catch (const pqxx::data_exception& e) {
-    // SQLSTATE class 22: the database refused a value the request carried.
-    log::warn("handler refused data", {{"route", cr.r.pattern}, {"error", e.what()}});
-    return api::error_reply(api::bad_request("a value in the request is not acceptable"));
   } catch (const std::exception& e) {
-    // No primary reachable (a failover under way) is the database being
-    // away, not a fault of the request: 503, and the client retries.
-    if (db::is_connection_error(e)) {
+    switch (services::classify_failure(e)) {
+    case services::call_failure::refused_value:
+      log::warn("handler refused data", {{"route", cr.r.pattern}, {"error", e.what()}});
+      return api::error_reply(api::bad_request("a value in the request is not acceptable"));
+    case services::call_failure::database_away:
       log::error("handler lost the database", {{"route", cr.r.pattern}, {"error", e.what()}});
       return api::error_reply(api::unavailable());
+    case services::call_failure::fault:
+      break;
     }
     log::error("handler failed", {{"route", cr.r.pattern}, {"error", e.what()}});
     return api::error_reply(internal_error());

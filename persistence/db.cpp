@@ -135,6 +135,10 @@ void write_batch::append_literal(pqxx::transaction_base& tx, std::string& out, d
   append_literal(tx, out, pqxx::to_string(v)); // round-trips, unlike std::to_string
 }
 
+bool is_refused_value(const std::exception& e) {
+  return dynamic_cast<const pqxx::data_exception*>(&e) != nullptr;
+}
+
 bool is_connection_error(const std::exception& e) {
   if (dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr ||
       dynamic_cast<const pqxx::in_doubt_error*>(&e) != nullptr)

@@ -102,4 +102,8 @@ private:
 /// True for errors after which the connection must be replaced.
 bool is_connection_error(const std::exception& e);
 
+/// True when the server refused a value a statement carried (SQLSTATE
+/// class 22: a malformed time, a number out of range, …).
+bool is_refused_value(const std::exception& e);
+
 } // namespace mg::db

@@ -18,7 +18,7 @@
 #include "domain/json.hpp"
 #include "domain/json_writer.hpp"
 #include "domain/url.hpp"
-#include "persistence/db.hpp"
+#include "services/call_failure.hpp"
 #include "services/nonce_service.hpp"
 
 namespace mg::actors {
@@ -133,16 +133,21 @@ call_result guarded(session_pointer self, const char* call, api::scope needed,
           r = service_call(static_cast<const json::value&>(in.doc));
       }
     }
-  } catch (const pqxx::broken_connection& e) {
-    log::error("cluster call lost the database", {{"call", call}, {"error", e.what()}});
-    r = api::error_reply(api::unavailable());
-  } catch (const pqxx::data_exception& e) {
-    // SQLSTATE class 22: the database refused a value the caller sent.
-    log::warn("cluster call refused data", {{"call", call}, {"error", e.what()}});
-    r = api::error_reply(api::bad_request("a value in the request is not acceptable"));
   } catch (const std::exception& e) {
-    log::error("cluster call failed", {{"call", call}, {"error", e.what()}});
-    r = api::error_reply(api::unavailable("internal error; retry later"));
+    switch (services::classify_failure(e)) {
+    case services::call_failure::refused_value:
+      log::warn("cluster call refused data", {{"call", call}, {"error", e.what()}});
+      r = api::error_reply(api::bad_request("a value in the request is not acceptable"));
+      break;
+    case services::call_failure::database_away:
+      log::error("cluster call lost the database", {{"call", call}, {"error", e.what()}});
+      r = api::error_reply(api::unavailable());
+      break;
+    case services::call_failure::fault:
+      log::error("cluster call failed", {{"call", call}, {"error", e.what()}});
+      r = api::error_reply(api::unavailable("internal error; retry later"));
+      break;
+    }
   }
   log::info("cluster call", {{"call", call}, {"key_id", st.who.key_id}, {"status", r.status}});
   return answer(r);
