@@ -20,6 +20,8 @@ namespace mg::app {
 
 namespace {
 
+using domain::request_state;
+
 /// Ganache's deterministic wallet account 1 (scripts/with-ganache.sh).
 constexpr std::uint64_t demo_evm_chain_id = 1337; // templates/evm_*.json pin it
 constexpr const char* demo_evm_recipient = "0xFFcf8FDEE72ac11b5c542428B35EEF5769C409f0";
@@ -27,16 +29,16 @@ constexpr const char* demo_evm_recipient = "0xFFcf8FDEE72ac11b5c542428B35EEF5769
 struct demo_movement {
   std::string label;
   std::string template_key;
-  std::string expected_state;
+  request_state expected_state;
   std::string id;
   std::string last_line;
   bool settled = false;
 };
 
 std::string describe_progress(const db::request_snapshot& s) {
-  std::string out = std::string(s.request_state) + "  ";
+  std::string out = std::string(domain::to_string(s.request_state)) + "  ";
   for (auto& n : s.nodes) {
-    out += n.node_key + "=" + n.node_state;
+    out += n.node_key + "=" + std::string(domain::to_string(n.node_state));
     if (!n.error_code.empty())
       out += "(" + n.error_code + ")";
     out += " ";
@@ -44,9 +46,10 @@ std::string describe_progress(const db::request_snapshot& s) {
   return out;
 }
 
-bool settled(const std::string& state) {
-  return state == "COMPLETED" || state == "FAILED" || state == "MANUAL_INTERVENTION" ||
-         state == "CANCELLED" || state == "REJECTED" || state == "EXPIRED";
+bool settled(request_state state) {
+  return state == request_state::completed || state == request_state::failed ||
+         state == request_state::manual_intervention || state == request_state::cancelled ||
+         state == request_state::rejected || state == request_state::expired;
 }
 
 /// sim_linear's cctp_burn is signed by the sim signer: the dispatcher's
@@ -102,13 +105,14 @@ int cmd_demo(const args& a) {
   rt.start(caf::actor_cast<caf::actor>(self));
 
   std::vector<demo_movement> movements{
-      {"linear-1", "sim_linear", "COMPLETED", {}, {}, false},
-      {"linear-2", "sim_linear", "COMPLETED", {}, {}, false},
-      {"fan-out/fan-in", "sim_fan", "COMPLETED", {}, {}, false},
-      {"ends-in-manual", "sim_manual", "MANUAL_INTERVENTION", {}, {}, false},
+      {"linear-1", "sim_linear", request_state::completed, {}, {}, false},
+      {"linear-2", "sim_linear", request_state::completed, {}, {}, false},
+      {"fan-out/fan-in", "sim_fan", request_state::completed, {}, {}, false},
+      {"ends-in-manual", "sim_manual", request_state::manual_intervention, {}, {}, false},
   };
   if (evm)
-    movements.push_back({"evm-transfer", "evm_native_transfer", "COMPLETED", {}, {}, false});
+    movements.push_back(
+        {"evm-transfer", "evm_native_transfer", request_state::completed, {}, {}, false});
   auto conn = db::connect(s.database_url);
   auto run_tag = std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
   for (auto& m : movements) {
@@ -172,11 +176,13 @@ int cmd_demo(const args& a) {
   db::in_transaction(*conn, [&](pqxx::transaction_base& tx) {
     for (auto& m : movements) {
       auto snap = db::load_request(tx, m.id);
-      auto state = snap ? snap->request_state : "?";
-      bool ok = state == m.expected_state;
+      bool ok = snap && snap->request_state == m.expected_state;
+      auto state = snap ? domain::to_string(snap->request_state) : std::string_view("?");
       as_expected &= ok;
       std::cout << "  " << std::left << std::setw(16) << m.label << std::setw(22) << state
-                << (ok ? "as expected" : "EXPECTED " + m.expected_state) << "\n";
+                << (ok ? "as expected"
+                       : "EXPECTED " + std::string(domain::to_string(m.expected_state)))
+                << "\n";
       if (snap && m.template_key == "evm_native_transfer")
         for (auto& n : snap->nodes)
           std::cout << "  " << std::setw(16) << ""

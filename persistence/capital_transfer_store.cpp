@@ -33,6 +33,17 @@ bool link_capital_transfer(pqxx::transaction_base& tx, const std::string& id,
   return !exec(tx, q, id, movement_request_id).empty();
 }
 
+namespace {
+
+/// The linked movement's state; none when the row links no movement.
+std::optional<domain::request_state> movement_state_of(const pqxx::field& f) {
+  if (f.is_null())
+    return std::nullopt;
+  return request_state_of(f.c_str(), "movement_requests.request_state");
+}
+
+} // namespace
+
 std::vector<stale_capital_transfer> claim_stale_capital_transfers(pqxx::transaction_base& tx,
                                                                   const std::string& network_class,
                                                                   double stale_seconds, int limit) {
@@ -40,7 +51,7 @@ std::vector<stale_capital_transfer> claim_stale_capital_transfers(pqxx::transact
   // it is left out: a drain pass must not spin on it.
   static const statement q{"mg_capital_claim_stale",
                            "SELECT c.id::text, COALESCE(c.movement_request_id::text, ''),"
-                           " COALESCE(r.request_state, ''), c.attention_raised_at IS NOT NULL,"
+                           " r.request_state, c.attention_raised_at IS NOT NULL,"
                            " extract(epoch FROM clock_timestamp() - c.created_at)::bigint"
                            " FROM capital_transfer_requests c"
                            " LEFT JOIN movement_requests r ON r.id = c.movement_request_id"
@@ -52,17 +63,18 @@ std::vector<stale_capital_transfer> claim_stale_capital_transfers(pqxx::transact
                            " FOR UPDATE OF c SKIP LOCKED"};
   std::vector<stale_capital_transfer> out;
   for (auto row : exec(tx, q, network_class, stale_seconds, limit))
-    out.push_back({str(row[0]), str(row[1]), str(row[2]), row[3].as<bool>(), row[4].as<long>()});
+    out.push_back({str(row[0]), str(row[1]), movement_state_of(row[2]), row[3].as<bool>(),
+                   row[4].as<long>()});
   return out;
 }
 
 void settle_capital_transfer(pqxx::transaction_base& tx, const std::string& id,
-                             const std::string& status, const std::string& resolution) {
+                             const std::string& status, domain::request_state resolution) {
   static const statement q{"mg_capital_settle",
                            "UPDATE capital_transfer_requests SET status = $2, resolution = $3,"
                            " attention_required = false, resolved_at = clock_timestamp(),"
                            " updated_at = clock_timestamp() WHERE id = $1 AND status = 'pending'"};
-  exec(tx, q, id, status, resolution);
+  exec(tx, q, id, status, std::string(domain::to_string(resolution)));
 }
 
 void raise_capital_transfer_attention(pqxx::transaction_base& tx,
@@ -80,18 +92,21 @@ void raise_capital_transfer_attention(pqxx::transaction_base& tx,
   note.kind = "capital_transfer_stale";
   note.subject = row.id;
   note.dedupe_key = "capital_transfer_stale:" + row.id;
-  note.payload_json = json::writer()
-                          .begin_object()
-                          .member("capital_transfer_id", row.id)
-                          .member_or_null("movement_request_id", row.movement_request_id)
-                          .member_or_null("movement_state", row.movement_state)
-                          .member("age_seconds", row.age_seconds)
-                          .member("from_venue", str(r[0][0]))
-                          .member("to_venue", str(r[0][1]))
-                          .member("asset", str(r[0][2]))
-                          .member("amount", str(r[0][3]))
-                          .end_object()
-                          .str();
+  note.payload_json =
+      json::writer()
+          .begin_object()
+          .member("capital_transfer_id", row.id)
+          .member_or_null("movement_request_id", row.movement_request_id)
+          .member_or_null("movement_state", row.movement_state
+                                                ? domain::to_string(*row.movement_state)
+                                                : std::string_view())
+          .member("age_seconds", row.age_seconds)
+          .member("from_venue", str(r[0][0]))
+          .member("to_venue", str(r[0][1]))
+          .member("asset", str(r[0][2]))
+          .member("amount", str(r[0][3]))
+          .end_object()
+          .str();
   enqueue_notification(tx, note);
 }
 

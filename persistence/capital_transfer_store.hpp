@@ -2,9 +2,12 @@
 // capital_transfer_requests: operator-level capital moves carried out by a
 // linked movement request, and the follow-up worker's claim and writes
 // (reference §12).
+#include <optional>
 #include <pqxx/pqxx>
 #include <string>
 #include <vector>
+
+#include "domain/states.hpp"
 
 namespace mg::db {
 
@@ -29,8 +32,8 @@ bool link_capital_transfer(pqxx::transaction_base& tx, const std::string& id,
 
 struct stale_capital_transfer {
   std::string id;
-  std::string movement_request_id; // "" when not linked
-  std::string movement_state;      // "" when not linked
+  std::string movement_request_id;                     // "" when not linked
+  std::optional<domain::request_state> movement_state; // none when not linked
   bool attention_raised = false;
   long age_seconds = 0;
 };
@@ -45,7 +48,7 @@ std::vector<stale_capital_transfer> claim_stale_capital_transfers(pqxx::transact
 /// pending → completed|failed, recording the movement state that settled it
 /// and clearing the attention flag.
 void settle_capital_transfer(pqxx::transaction_base& tx, const std::string& id,
-                             const std::string& status, const std::string& resolution);
+                             const std::string& status, domain::request_state resolution);
 
 /// Sets the attention flag and time, and enqueues one operator notification
 /// (kind capital_transfer_stale, deduplicated per row).

@@ -46,12 +46,12 @@ void lock_node(pqxx::transaction_base& tx, const std::string& node_id) {
 }
 
 void mark_stranded(pqxx::transaction_base& tx, const std::string& intent_id,
-                   const std::string& node_state, bool sent_to_recovery) {
+                   domain::node_state node_state, bool sent_to_recovery) {
   static const statement q{
       "mg_ccip_mark_stranded",
       "UPDATE ccip_send_intent SET status = 'stranded', stranded_at = clock_timestamp(),"
       " reaped_node_state = $2, node_sent_to_recovery = $3 WHERE id = $1"};
-  exec(tx, q, intent_id, node_state, sent_to_recovery);
+  exec(tx, q, intent_id, std::string(domain::to_string(node_state)), sent_to_recovery);
 }
 
 /// In flight on the intent's own attempt: the send may have left, and only
@@ -59,7 +59,7 @@ void mark_stranded(pqxx::transaction_base& tx, const std::string& intent_id,
 bool hand_to_recovery(const claimed_node& n, const locked_intent& intent) {
   if (n.attempt_no != intent.attempt_no)
     return false;
-  return n.node_state == "SUBMITTING" || n.node_state == "SUBMITTED" || n.node_state == "OBSERVING";
+  return domain::is_submitted_in_flight(n.node_state);
 }
 
 void notify_operator(pqxx::transaction_base& tx, const std::string& intent_id,
@@ -75,7 +75,7 @@ void notify_operator(pqxx::transaction_base& tx, const std::string& intent_id,
                           .member("node_id", n.id)
                           .member("node_key", n.node_key)
                           .member("attempt_no", intent.attempt_no)
-                          .member("node_state", n.node_state)
+                          .member("node_state", domain::to_string(n.node_state))
                           .member("sent_to_recovery", sent)
                           .end_object()
                           .str();

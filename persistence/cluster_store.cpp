@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "domain/executor.hpp"
@@ -16,17 +17,20 @@ namespace {
 const statement lock_request{"mg_cluster_lock_request",
                              "SELECT 1 FROM movement_requests WHERE id = $1 FOR UPDATE"};
 
-/// Locks one node still claimed by `runtime_node`; its state, or "" when the
-/// node moved on meanwhile.
-std::string lock_claimed_node(pqxx::transaction_base& tx, const std::string& node_id,
-                              const std::string& runtime_node) {
+/// Locks one node still claimed by `runtime_node`; its state, or none when
+/// the node moved on meanwhile.
+std::optional<domain::node_state> lock_claimed_node(pqxx::transaction_base& tx,
+                                                    const std::string& node_id,
+                                                    const std::string& runtime_node) {
   static const statement q{"mg_cluster_lock_node",
                            "SELECT node_state FROM movement_request_nodes WHERE id = $1"
                            " AND claimed_by = $2"
                            " AND node_state IN ('SUBMITTING', 'SUBMITTED', 'OBSERVING')"
                            " FOR UPDATE"};
   auto r = exec(tx, q, node_id, runtime_node);
-  return r.empty() ? std::string() : str(r[0][0]);
+  if (r.empty())
+    return std::nullopt;
+  return node_state_of(r[0][0]);
 }
 
 void clear_claim(pqxx::transaction_base& tx, const std::string& node_id) {
@@ -94,10 +98,10 @@ takeover hand_over_claims(pqxx::transaction_base& tx, const std::string& runtime
     out.requests.push_back(request_id);
     for (auto& id : nodes) {
       auto state = lock_claimed_node(tx, id, runtime_node);
-      if (state == "SUBMITTING") {
+      if (state == domain::node_state::submitting) {
         send_to_recovery(tx, id, runtime_node, events);
         ++out.sent_to_recovery;
-      } else if (!state.empty()) {
+      } else if (state) {
         refence(tx, id);
         ++out.refenced;
       }

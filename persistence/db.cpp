@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <random>
+#include <stdexcept>
 #include <typeinfo>
 #include <unistd.h>
 
@@ -61,7 +62,24 @@ void append_array_item(std::string& out, const std::string& item) {
   out += '"';
 }
 
+[[noreturn]] void not_a_state(std::string_view text, std::string_view column) {
+  throw std::runtime_error(std::string(column) + " holds no known state: '" + std::string(text) +
+                           "'");
+}
+
 } // namespace
+
+domain::node_state node_state_of(std::string_view text, std::string_view column) {
+  if (auto s = domain::parse_node_state(text))
+    return *s;
+  not_a_state(text, column);
+}
+
+domain::request_state request_state_of(std::string_view text, std::string_view column) {
+  if (auto s = domain::parse_request_state(text))
+    return *s;
+  not_a_state(text, column);
+}
 
 std::string text_array(const std::vector<std::string>& items) {
   std::string out = "{";

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "domain/states.hpp"
+
 namespace mg::db {
 
 /// Opens a connection; the URL is never logged (it may carry a password).
@@ -53,6 +55,20 @@ inline const char* null_if_empty(const std::string& s) {
 /// Field as string; "" when NULL.
 inline std::string str(const pqxx::field& f) {
   return f.is_null() ? std::string() : f.c_str();
+}
+
+/// The state a node_state column's text names; throws std::runtime_error
+/// naming `column` for any other text, so a corrupt row is never taken for
+/// some state.
+domain::node_state node_state_of(std::string_view text, std::string_view column);
+/// The same for a request_state column.
+domain::request_state request_state_of(std::string_view text, std::string_view column);
+
+inline domain::node_state node_state_of(const pqxx::field& f) {
+  return node_state_of(f.c_str(), f.name());
+}
+inline domain::request_state request_state_of(const pqxx::field& f) {
+  return request_state_of(f.c_str(), f.name());
 }
 
 /// A statement prepared on each connection at its first use there (saves

@@ -7,8 +7,8 @@
 
 namespace mg::db {
 
-void event_batch::node_changed(const std::string& request_state, const std::string& node_key,
-                               const std::string& node_state, std::string data) {
+void event_batch::node_changed(domain::request_state request_state, const std::string& node_key,
+                               domain::node_state node_state, std::string data) {
   add({"node_state_changed", request_state, node_key, node_state, std::move(data)});
 }
 
@@ -53,9 +53,9 @@ template <class Run> void event_batch::write(Run&& run) {
     attention |= e.event_type == "request_attention";
     requests.push_back(request_id);
     types.push_back(e.event_type);
-    states.push_back(e.request_state);
+    states.emplace_back(domain::to_string(e.request_state));
     keys.push_back(e.node_key);
-    node_states.push_back(e.node_state);
+    node_states.emplace_back(e.node_state ? domain::to_string(*e.node_state) : "");
     data.push_back(e.data);
   }
   std::vector<std::string> a_nodes, a_attempts, a_kinds, a_payloads, a_hashes;

@@ -6,15 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "domain/states.hpp"
+
 namespace mg::db {
 
 class write_batch;
 
 struct event {
   std::string event_type;
-  std::string request_state;
-  std::string node_key;   // "" → null
-  std::string node_state; // "" → null
+  domain::request_state request_state = domain::request_state::pending_approval;
+  std::string node_key; // "" → null
+  std::optional<domain::node_state> node_state;
   std::string data = "{}";
 };
 
@@ -43,8 +45,8 @@ public:
   /// insert, and with it the outbox's notify trigger. Unset: the outbox
   /// insert runs and keeps only rows of a request with a callback_url.
   void set_has_callback(bool has_callback_url) { has_callback_ = has_callback_url; }
-  void node_changed(const std::string& request_state, const std::string& node_key,
-                    const std::string& node_state, std::string data = "{}");
+  void node_changed(domain::request_state request_state, const std::string& node_key,
+                    domain::node_state node_state, std::string data = "{}");
   /// Appends an artifact (append-only) at the next flush.
   void add_artifact(pending_artifact a) { artifacts_.push_back(std::move(a)); }
   /// Each element of a JSON array of generated artifacts, kind 'generated'.

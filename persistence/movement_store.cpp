@@ -72,7 +72,7 @@ create_result create_request(pqxx::transaction_base& tx, plan_cache& plans, cons
   std::string id = r[0][0].c_str();
   event_batch events(id, callback_max_attempts);
   events.set_has_callback(!p.callback_url.empty());
-  events.add({"request_created", "PENDING_APPROVAL", "", "", "{}"});
+  events.add({"request_created", request_state::pending_approval, "", std::nullopt, "{}"});
   events.flush(tx);
   return {id, false};
 }
@@ -130,7 +130,7 @@ std::map<std::string, locked_request> lock_requests_and_nodes(pqxx::transaction_
     auto [it, fresh] = out.try_emplace(row[0].c_str());
     auto& req = it->second;
     if (fresh)
-      req = locked_request{*domain::parse_request_state(row[1].c_str()),
+      req = locked_request{request_state_of(row[1]),
                            row[2].as<bool>(),
                            row[3].as<bool>(),
                            row[4].as<bool>(),
@@ -140,8 +140,8 @@ std::map<std::string, locked_request> lock_requests_and_nodes(pqxx::transaction_
                            row[8].as<bool>(),
                            {}};
     if (!row[9].is_null())
-      req.nodes.push_back({row[9].c_str(), *domain::parse_node_state(row[10].c_str()),
-                           row[11].c_str(), row[12].as<double>()});
+      req.nodes.push_back(
+          {row[9].c_str(), node_state_of(row[10]), row[11].c_str(), row[12].as<double>()});
   }
   return out;
 }
@@ -189,19 +189,18 @@ std::string frontier_data(const std::vector<std::string>& frontier) {
 /// The events of reconcile's actions, in the order the request saw them.
 void add_reconcile_events(event_batch& events, const domain::reconcile_actions& actions,
                           request_state state) {
-  std::string state_name(domain::to_string(state));
   for (auto& key : actions.activate)
-    events.node_changed(state_name, key, "READY");
+    events.node_changed(state, key, node_state::ready);
   if (actions.new_state)
-    events.add({request_event_type(state), state_name, "", "",
+    events.add({request_event_type(state), state, "", std::nullopt,
                 state == request_state::manual_intervention ||
                         state == request_state::waiting_manual_action
                     ? attention_data(actions.attention)
                     : "{}"});
   else if (actions.attention != domain::attention_reason::none)
-    events.add({"request_attention", state_name, "", "", attention_data(actions.attention)});
+    events.add({"request_attention", state, "", std::nullopt, attention_data(actions.attention)});
   if (actions.frontier_changed)
-    events.add({"frontier_advanced", state_name, "", "", frontier_data(actions.frontier)});
+    events.add({"frontier_advanced", state, "", std::nullopt, frontier_data(actions.frontier)});
 }
 
 // Activation rides on the requests' update: all their rows are locked
@@ -229,10 +228,9 @@ struct request_writes {
   std::vector<std::string> ids, states, paused, attention, frontiers;
   std::vector<std::string> activated_requests, activated_keys;
 
-  void add(const std::string& id, const std::string& state,
-           const domain::reconcile_actions& actions) {
+  void add(const std::string& id, request_state state, const domain::reconcile_actions& actions) {
     ids.push_back(id);
-    states.push_back(state);
+    states.emplace_back(domain::to_string(state));
     paused.push_back(actions.dispatch_paused ? "t" : "f");
     attention.push_back(actions.attention_raised ? "t" : "f");
     std::string frontier = "[";
@@ -261,7 +259,7 @@ reconcile_outcome reconcile_locked(const std::string& id, locked_request& req, p
                                    event_batch& events) {
   reconcile_outcome out;
   out.found = true;
-  out.request_state = std::string(domain::to_string(req.state));
+  out.request_state = req.state;
   if (!domain::is_active(req.state)) {
     out.terminal =
         domain::is_terminal(req.state) || req.state == request_state::manual_intervention;
@@ -282,8 +280,7 @@ reconcile_outcome reconcile_locked(const std::string& id, locked_request& req, p
   auto actions = domain::reconcile(stored->plan, in);
   out.changed = actions.changes_anything(in);
   auto state = actions.new_state.value_or(req.state);
-  std::string state_name(domain::to_string(state));
-  out.request_state = state_name;
+  out.request_state = state;
   out.terminal = domain::is_terminal(state) || state == request_state::manual_intervention;
   if (!out.changed && !req.needs_reconcile)
     return out;
@@ -294,7 +291,7 @@ reconcile_outcome reconcile_locked(const std::string& id, locked_request& req, p
   out.activated = static_cast<int>(actions.activate.size());
   out.activated_keys = actions.activate;
   out.wrote = true;
-  writes.add(id, state_name, actions);
+  writes.add(id, state, actions);
   return out;
 }
 
@@ -393,7 +390,7 @@ std::optional<approval_lock> lock_for_approval(pqxx::transaction_base& tx,
   auto row = r[0];
   approval_lock out;
   out.request_id = request_id;
-  out.request_state = row[0].c_str();
+  out.request_state = request_state_of(row[0]);
   out.created_by = row[1].c_str();
   out.expired = row[2].as<bool>();
   out.dispatch_paused = row[3].as<bool>();
@@ -404,8 +401,8 @@ std::optional<approval_lock> lock_for_approval(pqxx::transaction_base& tx,
   out.has_callback = row[8].as<bool>();
   for (auto node : r)
     if (!node[9].is_null())
-      out.nodes.push_back({node[9].c_str(), *domain::parse_node_state(node[10].c_str()),
-                           node[11].c_str(), node[12].as<double>()});
+      out.nodes.push_back(
+          {node[9].c_str(), node_state_of(node[10]), node[11].c_str(), node[12].as<double>()});
   return out;
 }
 
@@ -413,7 +410,7 @@ approve_result approve_locked(pqxx::transaction_base& tx, plan_cache& plans,
                               const approval_lock& locked, const std::string& approver,
                               const reconcile_settings& settings) {
   approve_result out;
-  if (locked.request_state != "PENDING_APPROVAL") {
+  if (locked.request_state != request_state::pending_approval) {
     out.status = approve_status::conflict;
     return out;
   }
@@ -434,7 +431,6 @@ approve_result approve_locked(pqxx::transaction_base& tx, plan_cache& plans,
   in.unknown_escalate_seconds = settings.unknown_escalate_seconds;
   auto actions = domain::reconcile(stored->plan, in);
   auto state = actions.new_state.value_or(request_state::approved);
-  std::string state_name(domain::to_string(state));
 
   static const statement approve{
       "mg_approve_request",
@@ -448,19 +444,19 @@ approve_result approve_locked(pqxx::transaction_base& tx, plan_cache& plans,
   static const statement notify{"mg_notify_dispatch", notify_dispatch_sql()};
   event_batch events(locked.request_id, settings.callback_max_attempts);
   events.set_has_callback(locked.has_callback);
-  events.add({"request_approved", "APPROVED", "", "", "{}"});
+  events.add({"request_approved", request_state::approved, "", std::nullopt, "{}"});
   add_reconcile_events(events, actions, state);
   write_batch batch;
-  batch.add(tx, approve, locked.request_id, state_name, actions.dispatch_paused,
-            actions.attention_raised, text_array(actions.frontier), text_array(actions.activate),
-            approver);
+  batch.add(tx, approve, locked.request_id, std::string(domain::to_string(state)),
+            actions.dispatch_paused, actions.attention_raised, text_array(actions.frontier),
+            text_array(actions.activate), approver);
   events.flush_into(tx, batch);
   batch.add(tx, notify);
   batch.run(tx);
 
   out.status = approve_status::approved;
   out.reconciled.found = true;
-  out.reconciled.request_state = state_name;
+  out.reconciled.request_state = state;
   out.reconciled.activated = static_cast<int>(actions.activate.size());
   out.reconciled.changed = true;
   out.reconciled.wrote = true;
@@ -528,7 +524,7 @@ std::optional<request_snapshot> load_request(pqxx::transaction_base& tx,
     return std::nullopt;
   request_snapshot s;
   s.id = r[0][0].c_str();
-  s.request_state = r[0][1].c_str();
+  s.request_state = request_state_of(r[0][1]);
   s.frontier = json_string_array(r[0][2].c_str());
   s.dispatch_paused = r[0][3].as<bool>();
   s.needs_reconcile = r[0][4].as<bool>();
@@ -538,7 +534,7 @@ std::optional<request_snapshot> load_request(pqxx::transaction_base& tx,
                      " FROM movement_request_nodes WHERE request_id = $1 ORDER BY position",
                      request_id);
   for (auto row : nodes)
-    s.nodes.push_back({row[0].c_str(), row[1].c_str(), row[2].c_str(), row[3].as<int>(),
+    s.nodes.push_back({row[0].c_str(), row[1].c_str(), node_state_of(row[2]), row[3].as<int>(),
                        row[4].c_str(), row[5].c_str()});
   return s;
 }

@@ -48,7 +48,7 @@ struct reconcile_settings {
 
 struct reconcile_outcome {
   bool found = false;
-  std::string request_state; // after reconcile
+  domain::request_state request_state = domain::request_state::pending_approval; // after reconcile
   int activated = 0;
   std::vector<std::string> activated_keys; // the nodes it made READY
   bool changed = false;
@@ -100,7 +100,7 @@ struct approve_result {
 /// it is PENDING_APPROVAL and not expired).
 struct approval_lock {
   std::string request_id;
-  std::string request_state;
+  domain::request_state request_state = domain::request_state::pending_approval;
   std::string created_by;
   bool expired = false; // expires_at <= now
   bool dispatch_paused = false;
@@ -152,7 +152,7 @@ std::string notify_dispatch_sql();
 struct node_snapshot {
   std::string node_key;
   std::string action_type;
-  std::string node_state;
+  domain::node_state node_state = domain::node_state::blocked;
   int attempt_no = 0;
   std::string error_code;
   std::string provider_refs;
@@ -160,7 +160,7 @@ struct node_snapshot {
 
 struct request_snapshot {
   std::string id;
-  std::string request_state;
+  domain::request_state request_state = domain::request_state::pending_approval;
   std::vector<std::string> frontier;
   bool dispatch_paused = false;
   bool needs_reconcile = false;

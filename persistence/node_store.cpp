@@ -59,14 +59,14 @@ claimed_node to_claimed(const pqxx::row& r) {
   n.signer_key = r[7].c_str();
   n.side_effect = r[8].as<bool>();
   n.signing_required = r[9].as<bool>();
-  n.node_state = r[10].c_str();
+  n.node_state = node_state_of(r[10]);
   n.attempt_no = r[11].as<int>();
   n.idempotency_key = r[12].c_str();
   n.provider_refs = r[13].c_str();
   n.claim_token = r[14].c_str();
   n.error_code = r[15].c_str();
   n.seconds_since_started = r[16].as<double>();
-  n.request_state = r[17].c_str();
+  n.request_state = request_state_of(r[17]);
   n.template_key = r[18].c_str();
   n.template_version = r[19].as<int>();
   n.compiled_plan_hash = r[20].c_str();
@@ -368,10 +368,6 @@ const statement update_nodes{
     "   AND n.claim_token IS NOT DISTINCT FROM w.claim_token"
     " RETURNING n.id::text"};
 
-node_state state_of(const std::string& name) {
-  return domain::parse_node_state(name).value_or(node_state::blocked);
-}
-
 /// Checks the move from `from` and works out what it flags on the request.
 update_effects effects_of(node_state from, const node_update& u) {
   update_effects fx;
@@ -390,7 +386,7 @@ void record_change(const claimed_node& n, node_state from, const node_update& u,
                    event_batch& events) {
   if (from == u.next_state)
     return;
-  events.node_changed(n.request_state, n.node_key, std::string(domain::to_string(u.next_state)),
+  events.node_changed(n.request_state, n.node_key, u.next_state,
                       u.error_code.empty() ? "{}"
                                            : "{\"error_code\":" + json::quote(u.error_code) + "}");
 }
@@ -415,7 +411,7 @@ struct update_rows {
   update_effects add(const claimed_node& n, const std::vector<node_update>& steps,
                      event_batch& events) {
     update_effects fx;
-    auto from = state_of(n.node_state);
+    auto from = n.node_state;
     const bool was_unknown = from == node_state::unknown;
     bool left_unknown = false;
     std::optional<std::string> provider_state, refs, ref_id;
@@ -512,7 +508,7 @@ std::set<std::string> lock_current_claims(pqxx::transaction_base& tx,
     ids.push_back(n->id);
     attempts.push_back(std::to_string(n->attempt_no));
     tokens.push_back(n->claim_token.empty() ? std::nullopt : std::optional(n->claim_token));
-    states.push_back(n->node_state);
+    states.emplace_back(domain::to_string(n->node_state));
     observations.push_back(std::to_string(n->observe_count));
   }
   std::set<std::string> current;

@@ -25,14 +25,14 @@ struct claimed_node {
   std::string signer_key;
   bool side_effect = false;
   bool signing_required = false;
-  std::string node_state;
+  domain::node_state node_state = domain::node_state::blocked;
   int attempt_no = 0;
   std::string idempotency_key;
   std::string provider_refs;
   std::string claim_token;
   std::string error_code;
   double seconds_since_started = -1; // -1: never started
-  std::string request_state;
+  domain::request_state request_state = domain::request_state::approved;
   std::string template_key;
   int template_version = 0;
   std::string compiled_plan_hash;

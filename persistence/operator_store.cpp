@@ -8,6 +8,9 @@
 
 namespace mg::db {
 
+using domain::node_state;
+using domain::request_state;
+
 namespace {
 
 std::string reason_data(const std::string& reason) {
@@ -63,7 +66,7 @@ std::optional<operator_row> lock_request_row(pqxx::transaction_base& tx, const s
   auto r = exec(tx, q, id);
   if (r.empty())
     return std::nullopt;
-  return operator_row{r[0][0].c_str(), r[0][1].c_str(), r[0][2].as<bool>()};
+  return operator_row{request_state_of(r[0][0]), r[0][1].c_str(), r[0][2].as<bool>()};
 }
 
 void reject_request(pqxx::transaction_base& tx, const std::string& id, const std::string& reason,
@@ -74,7 +77,7 @@ void reject_request(pqxx::transaction_base& tx, const std::string& id, const std
                            " updated_at = clock_timestamp()"
                            " WHERE id = $1 AND request_state = 'PENDING_APPROVAL'"};
   exec(tx, q, id);
-  events.add({"request_rejected", "REJECTED", "", "", reason_data(reason)});
+  events.add({"request_rejected", request_state::rejected, "", std::nullopt, reason_data(reason)});
 }
 
 bool any_node_ever_submitted(pqxx::transaction_base& tx, const std::string& id) {
@@ -108,23 +111,24 @@ std::vector<std::string> cancel_request(pqxx::transaction_base& tx, const std::s
   std::sort(cancelled.begin(), cancelled.end());
   std::vector<std::string> keys;
   for (auto& [position, key] : cancelled) {
-    events.node_changed("CANCELLED", key, "CANCELLED");
+    events.node_changed(request_state::cancelled, key, node_state::cancelled);
     keys.push_back(key);
   }
-  events.add({"request_cancelled", "CANCELLED", "", "", reason_data(reason)});
+  events.add(
+      {"request_cancelled", request_state::cancelled, "", std::nullopt, reason_data(reason)});
   return keys;
 }
 
-void reopen_request(pqxx::transaction_base& tx, const std::string& id,
-                    const std::string& current_state, event_batch& events) {
+void reopen_request(pqxx::transaction_base& tx, const std::string& id, request_state current_state,
+                    event_batch& events) {
   static const statement q{
       "mg_operator_reopen",
       "UPDATE movement_requests SET request_state = 'EXECUTING', needs_reconcile = true,"
       " reconcile_requested_at = clock_timestamp(), updated_at = clock_timestamp()"
       " WHERE id = $1"};
   exec(tx, q, id);
-  if (current_state != "EXECUTING")
-    events.add({"request_executing", "EXECUTING", "", "", "{}"});
+  if (current_state != request_state::executing)
+    events.add({"request_executing", request_state::executing, "", std::nullopt, "{}"});
 }
 
 int restart_escalation(pqxx::transaction_base& tx, const std::string& id) {
@@ -148,11 +152,11 @@ std::optional<operator_node> lock_node(pqxx::transaction_base& tx, const std::st
   auto r = exec(tx, q, request_id, node_key);
   if (r.empty())
     return std::nullopt;
-  return operator_node{r[0][0].c_str(), r[0][1].c_str(), r[0][2].c_str(), r[0][3].as<int>()};
+  return operator_node{r[0][0].c_str(), node_state_of(r[0][1]), r[0][2].c_str(), r[0][3].as<int>()};
 }
 
 void ready_failed_node(pqxx::transaction_base& tx, const std::string& request_id,
-                       const std::string& node_key, const std::string& request_state,
+                       const std::string& node_key, request_state current_state,
                        event_batch& events) {
   static const statement q{
       "mg_operator_ready_failed",
@@ -161,12 +165,12 @@ void ready_failed_node(pqxx::transaction_base& tx, const std::string& request_id
       " prepare_errors = 0, retry_at = NULL, updated_at = clock_timestamp()"
       " WHERE request_id = $1 AND node_key = $2 AND node_state = 'FAILED'"};
   exec(tx, q, request_id, node_key);
-  events.node_changed(request_state, node_key, "READY", "{\"retried\":true}");
+  events.node_changed(current_state, node_key, node_state::ready, "{\"retried\":true}");
 }
 
 void complete_manual_node(pqxx::transaction_base& tx, const std::string& request_id,
                           const std::string& node_key, const std::string& provider_refs_json,
-                          const std::string& request_state, event_batch& events) {
+                          request_state current_state, event_batch& events) {
   static const statement node{
       "mg_operator_complete_manual",
       "UPDATE movement_request_nodes SET node_state = 'COMPLETED',"
@@ -180,18 +184,18 @@ void complete_manual_node(pqxx::transaction_base& tx, const std::string& request
       " WHERE id = $1"};
   exec(tx, flag, request_id);
   exec(tx, node, request_id, node_key, provider_refs_json);
-  events.node_changed(request_state, node_key, "COMPLETED");
+  events.node_changed(current_state, node_key, node_state::completed);
 }
 
-std::vector<std::pair<std::string, std::string>> broken_nodes(pqxx::transaction_base& tx,
-                                                              const std::string& request_id) {
+std::vector<std::pair<std::string, node_state>> broken_nodes(pqxx::transaction_base& tx,
+                                                             const std::string& request_id) {
   static const statement q{"mg_operator_broken_nodes",
                            "SELECT node_key, node_state FROM movement_request_nodes"
                            " WHERE request_id = $1 AND node_state IN ('FAILED', 'UNKNOWN')"
                            " ORDER BY position"};
-  std::vector<std::pair<std::string, std::string>> out;
+  std::vector<std::pair<std::string, node_state>> out;
   for (auto row : exec(tx, q, request_id))
-    out.emplace_back(row[0].c_str(), row[1].c_str());
+    out.emplace_back(row[0].c_str(), node_state_of(row[1]));
   return out;
 }
 

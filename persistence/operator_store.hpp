@@ -39,7 +39,7 @@ std::string template_asset(pqxx::transaction_base& tx, const std::string& templa
 // --- request row -------------------------------------------------------------
 /// The request row, locked FOR UPDATE.
 struct operator_row {
-  std::string request_state;
+  domain::request_state request_state = domain::request_state::pending_approval;
   std::string created_by;
   bool expired = false; // expires_at <= now
 };
@@ -62,7 +62,7 @@ std::vector<std::string> cancel_request(pqxx::transaction_base& tx, const std::s
 
 /// → EXECUTING (event when the state changes) and flagged for reconcile.
 void reopen_request(pqxx::transaction_base& tx, const std::string& id,
-                    const std::string& current_state, event_batch& events);
+                    domain::request_state current_state, event_batch& events);
 
 /// UNKNOWN nodes get a fresh escalation window (unknown_since = now); an
 /// OBSERVATION_TIMEOUT or PROVIDER_PROTOCOL_ERROR code (settled at once) is
@@ -72,7 +72,7 @@ int restart_escalation(pqxx::transaction_base& tx, const std::string& id);
 // --- nodes -------------------------------------------------------------------
 struct operator_node {
   std::string id;
-  std::string node_state;
+  domain::node_state node_state = domain::node_state::blocked;
   std::string action_type;
   int attempt_no = 0;
 };
@@ -85,18 +85,18 @@ std::optional<operator_node> lock_node(pqxx::transaction_base& tx, const std::st
 /// FAILED → READY for its next attempt (the dispatcher increments
 /// attempt_no when it claims the node); flags the request for reconcile.
 void ready_failed_node(pqxx::transaction_base& tx, const std::string& request_id,
-                       const std::string& node_key, const std::string& request_state,
+                       const std::string& node_key, domain::request_state current_state,
                        event_batch& events);
 
 /// READY manual node → COMPLETED with `provider_refs` merged in; flags the
 /// request for reconcile.
 void complete_manual_node(pqxx::transaction_base& tx, const std::string& request_id,
                           const std::string& node_key, const std::string& provider_refs_json,
-                          const std::string& request_state, event_batch& events);
+                          domain::request_state current_state, event_batch& events);
 
 /// Keys and states of the request's FAILED or UNKNOWN nodes, in plan order.
-std::vector<std::pair<std::string, std::string>> broken_nodes(pqxx::transaction_base& tx,
-                                                              const std::string& request_id);
+std::vector<std::pair<std::string, domain::node_state>> broken_nodes(pqxx::transaction_base& tx,
+                                                                     const std::string& request_id);
 
 /// Wakes the dispatchers of every process when the request has a READY
 /// node (NOTIFY is sent at commit).

@@ -24,7 +24,7 @@ std::vector<std::string> expire_pending_requests(pqxx::transaction_base& tx,
   for (auto row : exec(tx, q, network_class, limit)) {
     ids.emplace_back(row[0].c_str());
     event_batch events(ids.back(), callback_max_attempts);
-    events.add({"request_expired", "EXPIRED", "", "", "{}"});
+    events.add({"request_expired", domain::request_state::expired, "", std::nullopt, "{}"});
     events.flush(tx);
   }
   return ids;

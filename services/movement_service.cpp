@@ -1,5 +1,6 @@
 #include "services/movement_service.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include "config/log.hpp"
@@ -21,6 +22,7 @@ using namespace api;
 namespace {
 
 using domain::node_state;
+using domain::request_state;
 
 db::reconcile_settings reconcile_settings_of(const config::settings& s) {
   return {s.unknown_escalate_seconds, s.callback_max_attempts};
@@ -91,11 +93,14 @@ reply operator_call(service_context& ctx, const caller& who, const char* action,
   }
 }
 
-std::string string_array(const std::vector<std::pair<std::string, std::string>>& nodes) {
+std::string string_array(const std::vector<std::pair<std::string, node_state>>& nodes) {
   json::writer w;
   w.begin_array();
   for (const auto& [key, state] : nodes)
-    w.begin_object().member("node_key", key).member("node_state", state).end_object();
+    w.begin_object()
+        .member("node_key", key)
+        .member("node_state", domain::to_string(state))
+        .end_object();
   return w.end_array().str();
 }
 
@@ -135,11 +140,13 @@ std::optional<error> callbacks_unavailable(const std::string& callback_url,
                {{"callback_url", "callbacks are not configured"}}};
 }
 
-bool one_of(const std::string& s, std::initializer_list<const char*> states) {
-  for (auto* x : states)
-    if (s == x)
-      return true;
-  return false;
+template <class State> bool one_of(State s, std::initializer_list<State> states) {
+  return std::find(states.begin(), states.end(), s) != states.end();
+}
+
+/// A state's name for an operator's error message.
+template <class State> std::string named(State s) {
+  return std::string(domain::to_string(s));
 }
 
 /// SPEC §3: a template that names its asset (risk_controls.asset) moves
@@ -310,8 +317,8 @@ reply movement_service::approve(const caller& who, const std::string& id, const 
       return refuse(not_found("no movement " + id));
     if (row->created_by == who.key_id)
       return refuse(forbidden("a request may not be approved by the key that created it"));
-    if (row->request_state != "PENDING_APPROVAL")
-      return refuse(conflict("cannot approve a " + row->request_state + " request"));
+    if (row->request_state != request_state::pending_approval)
+      return refuse(conflict("cannot approve a " + named(row->request_state) + " request"));
     if (row->expired)
       return refuse(conflict("the approval window has expired"));
     auto r =
@@ -340,8 +347,8 @@ reply movement_service::reject(const caller& who, const std::string& id, const j
     auto row = db::lock_request_row(tx, id);
     if (!row)
       return refuse(not_found("no movement " + id));
-    if (row->request_state != "PENDING_APPROVAL")
-      return refuse(conflict("cannot reject a " + row->request_state + " request"));
+    if (row->request_state != request_state::pending_approval)
+      return refuse(conflict("cannot reject a " + named(row->request_state) + " request"));
     db::event_batch events(id, ctx_.settings.callback_max_attempts);
     db::reject_request(tx, id, parsed.value->reason, events);
     events.flush(tx);
@@ -364,8 +371,9 @@ reply movement_service::cancel(const caller& who, const std::string& id, const j
     if (!row)
       return refuse(not_found("no movement " + id));
     if (!one_of(row->request_state,
-                {"PENDING_APPROVAL", "APPROVED", "EXECUTING", "WAITING_MANUAL_ACTION"}))
-      return refuse(conflict("cannot cancel a " + row->request_state + " request"));
+                {request_state::pending_approval, request_state::approved, request_state::executing,
+                 request_state::waiting_manual_action}))
+      return refuse(conflict("cannot cancel a " + named(row->request_state) + " request"));
     // A new statement after the lock: sees a claim that committed
     // SUBMITTING while this call waited for the request row.
     if (db::any_node_ever_submitted(tx, id))
@@ -391,8 +399,9 @@ reply movement_service::resume(const caller& who, const std::string& id, const j
     auto row = db::lock_request_row(tx, id);
     if (!row)
       return refuse(not_found("no movement " + id));
-    if (!one_of(row->request_state, {"MANUAL_INTERVENTION", "WAITING_MANUAL_ACTION"}))
-      return refuse(conflict("cannot resume a " + row->request_state + " request"));
+    if (!one_of(row->request_state,
+                {request_state::manual_intervention, request_state::waiting_manual_action}))
+      return refuse(conflict("cannot resume a " + named(row->request_state) + " request"));
     int restarted = db::restart_escalation(tx, id);
     db::event_batch events(id, ctx_.settings.callback_max_attempts);
     db::reopen_request(tx, id, row->request_state, events);
@@ -404,7 +413,7 @@ reply movement_service::resume(const caller& who, const std::string& id, const j
     o.body = movement_or_empty(tx, id);
     o.audit_detail = json::writer()
                          .begin_object()
-                         .member("from", row->request_state)
+                         .member("from", domain::to_string(row->request_state))
                          .member("unknown_nodes_restarted", restarted)
                          .end_object()
                          .str();
@@ -426,16 +435,19 @@ reply movement_service::retry(const caller& who, const std::string& id, const js
     auto node = db::lock_node(tx, id, key);
     if (!node)
       return refuse(unprocessable("unknown node", {{"node_key", "no node " + key}}));
-    if (!one_of(row->request_state, {"EXECUTING", "MANUAL_INTERVENTION", "FAILED"}))
-      return refuse(conflict("cannot retry a node of a " + row->request_state + " request"));
-    if (!one_of(node->node_state, {"FAILED", "UNKNOWN"}))
-      return refuse(conflict("cannot retry a " + node->node_state + " node"));
+    if (!one_of(row->request_state, {request_state::executing, request_state::manual_intervention,
+                                     request_state::failed}))
+      return refuse(conflict("cannot retry a node of a " + named(row->request_state) + " request"));
+    if (!one_of(node->node_state, {node_state::failed, node_state::unknown}))
+      return refuse(conflict("cannot retry a " + named(node->node_state) + " node"));
     db::event_batch events(id, ctx_.settings.callback_max_attempts);
     json::writer detail;
-    detail.begin_object().member("node_key", key).member("from", node->node_state);
-    if (node->node_state == "FAILED") {
+    detail.begin_object()
+        .member("node_key", key)
+        .member("from", domain::to_string(node->node_state));
+    if (node->node_state == node_state::failed) {
       db::reopen_request(tx, id, row->request_state, events);
-      db::ready_failed_node(tx, id, key, "EXECUTING", events);
+      db::ready_failed_node(tx, id, key, request_state::executing, events);
     } else {
       // UNKNOWN: ask the provider first (SPEC §1 recovery, same outcome
       // mapping as the node_recovery worker).
@@ -450,7 +462,7 @@ reply movement_service::retry(const caller& who, const std::string& id, const js
       if (u.next_state == node_state::unknown)
         return refuse(conflict("recover could not resolve the node's attempt; it stays UNKNOWN"));
       db::reopen_request(tx, id, row->request_state, events);
-      n->request_state = "EXECUTING";
+      n->request_state = request_state::executing;
       add_recover_artifacts(events, *n, rr, u.next_state);
       db::apply_node_update(tx, *n, u, events);
       detail.member("recover", domain::recover_outcome_name(rr.outcome))
@@ -482,12 +494,14 @@ reply movement_service::complete(const caller& who, const std::string& id,
     auto node = db::lock_node(tx, id, node_key);
     if (!node)
       return refuse(not_found("no node " + node_key + " in movement " + id));
-    if (!one_of(row->request_state, {"EXECUTING", "WAITING_MANUAL_ACTION"}))
-      return refuse(conflict("cannot complete a node of a " + row->request_state + " request"));
+    if (!one_of(row->request_state,
+                {request_state::executing, request_state::waiting_manual_action}))
+      return refuse(
+          conflict("cannot complete a node of a " + named(row->request_state) + " request"));
     if (node->action_type.rfind("manual_", 0) != 0)
       return refuse(conflict("only manual_* nodes are completed by an operator"));
-    if (node->node_state != "READY")
-      return refuse(conflict("cannot complete a " + node->node_state + " node"));
+    if (node->node_state != node_state::ready)
+      return refuse(conflict("cannot complete a " + named(node->node_state) + " node"));
     db::event_batch events(id, ctx_.settings.callback_max_attempts);
     db::complete_manual_node(tx, id, node_key, parsed.value->provider_refs, row->request_state,
                              events);

@@ -8,14 +8,22 @@
 
 namespace mg::workers {
 
-capital_verdict capital_followup_verdict(const std::string& movement_state) {
-  if (movement_state == "COMPLETED")
+capital_verdict capital_followup_verdict(std::optional<domain::request_state> movement_state) {
+  using domain::request_state;
+  if (!movement_state)
+    return capital_verdict::surface;
+  switch (*movement_state) {
+  case request_state::completed:
     return capital_verdict::complete;
   // REJECTED is terminal too (SPEC §1): such a movement never moves money.
-  if (movement_state == "FAILED" || movement_state == "CANCELLED" || movement_state == "EXPIRED" ||
-      movement_state == "REJECTED")
+  case request_state::failed:
+  case request_state::cancelled:
+  case request_state::expired:
+  case request_state::rejected:
     return capital_verdict::fail;
-  return capital_verdict::surface;
+  default:
+    return capital_verdict::surface;
+  }
 }
 
 pass_result capital_transfer_followup_pass(db::connection_slot& conn, const config::settings& s,
@@ -30,11 +38,11 @@ pass_result capital_transfer_followup_pass(db::connection_slot& conn, const conf
   for (auto& row : rows) {
     switch (capital_followup_verdict(row.movement_state)) {
     case capital_verdict::complete:
-      db::settle_capital_transfer(tx, row.id, "completed", row.movement_state);
+      db::settle_capital_transfer(tx, row.id, "completed", *row.movement_state);
       outcomes.push_back("completed");
       break;
     case capital_verdict::fail:
-      db::settle_capital_transfer(tx, row.id, "failed", row.movement_state);
+      db::settle_capital_transfer(tx, row.id, "failed", *row.movement_state);
       outcomes.push_back("failed");
       break;
     case capital_verdict::surface:
@@ -51,7 +59,8 @@ pass_result capital_transfer_followup_pass(db::connection_slot& conn, const conf
     line("stale capital transfer followed up",
          {{"capital_transfer_id", rows[i].id},
           {"movement_request_id", rows[i].movement_request_id},
-          {"movement_state", rows[i].movement_state},
+          {"movement_state", rows[i].movement_state ? domain::to_string(*rows[i].movement_state)
+                                                    : std::string_view()},
           {"outcome", outcome}});
   }
   out.processed = static_cast<int>(rows.size());

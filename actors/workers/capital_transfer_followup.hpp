@@ -4,9 +4,10 @@
 // are settled from their linked movement request's verdict, or — while the
 // movement is still open or there is none — surfaced for operator
 // attention once (flag + timestamp on the row, one notification_outbox row).
-#include <string>
+#include <optional>
 
 #include "actors/workers/engine.hpp"
+#include "domain/states.hpp"
 #include "persistence/connection_slot.hpp"
 
 namespace mg::workers {
@@ -18,7 +19,7 @@ enum class capital_verdict { complete, fail, surface };
 
 /// COMPLETED → complete; FAILED, CANCELLED, EXPIRED, REJECTED → fail (no
 /// money moves any more); anything else, or no movement → surface.
-capital_verdict capital_followup_verdict(const std::string& movement_state);
+capital_verdict capital_followup_verdict(std::optional<domain::request_state> movement_state);
 
 struct capital_followup_counts {
   int completed = 0;

@@ -45,11 +45,11 @@ void settle_in_claim(pqxx::work& tx, const db::claimed_node& n, node_state next,
 /// written with the claim transaction's other writes (write_claims).
 void mark_executing(db::claimed_node& n, db::event_batch& events,
                     std::vector<std::string>& first_dispatch) {
-  if (n.request_state != "APPROVED")
+  if (n.request_state != domain::request_state::approved)
     return;
   first_dispatch.push_back(n.request_id);
-  n.request_state = "EXECUTING";
-  events.add({"request_executing", "EXECUTING", "", "", "{}"});
+  n.request_state = domain::request_state::executing;
+  events.add({"request_executing", domain::request_state::executing, "", std::nullopt, "{}"});
 }
 
 std::string sign_result_json(const domain::sign_result& s) {
@@ -245,7 +245,7 @@ claim_end run_claim(pqxx::work& tx, db::claimed_node n, const engine& e, db::eve
   if (!in.error_code.empty())
     return fail(in.error_code, in.error_detail);
 
-  n.node_state = "PREPARING"; // lives only inside this transaction
+  n.node_state = node_state::preparing; // lives only inside this transaction
   ready_to_submit r{n, std::move(in.ctx), {}, std::nullopt, in.executor, std::nullopt};
   if (n.seconds_since_predecessors >= 0)
     r.predecessors_done =
@@ -271,7 +271,7 @@ claim_end run_claim(pqxx::work& tx, db::claimed_node n, const engine& e, db::eve
       .end_object();
   events.add_artifact({n.id, attempt, "prepared_action", prepared.str(), r.action.payload_hash});
   if (n.signing_required) {
-    n.node_state = "AWAITING_SIGNATURE";
+    n.node_state = node_state::awaiting_signature;
     if (n.signer_key.empty())
       return abandon("NO_SIGNER_BINDING", "node requires signing but names no signer");
     auto* signer = e.providers.find_signer(n.signer_key);
@@ -290,10 +290,10 @@ claim_end run_claim(pqxx::work& tx, db::claimed_node n, const engine& e, db::eve
     }
     events.add_artifact({n.id, attempt, "sign_result", sign_result_json(*r.signature), ""});
   }
-  events.node_changed(n.request_state, n.node_key, "SUBMITTING");
+  events.node_changed(n.request_state, n.node_key, node_state::submitting);
   // The SUBMITTING row itself is written with the transaction's other
   // claims (write_claims), which sets the claim token.
-  r.node.node_state = "SUBMITTING";
+  r.node.node_state = node_state::submitting;
   r.node.attempt_no = attempt;
   r.node.idempotency_key = r.ctx.idempotency_key;
   return claim_end{std::move(r), false, batchable, false};

@@ -138,7 +138,7 @@ std::optional<domain::step_result> observe_at_once(const ready_to_submit& r,
 /// The node as the observer would have read it after the submit result.
 db::claimed_node after_submit(const ready_to_submit& r, const db::node_update& u) {
   db::claimed_node n = r.node;
-  n.node_state = std::string(domain::to_string(u.next_state));
+  n.node_state = u.next_state;
   n.provider_refs = json::merge_members(n.provider_refs, u.provider_refs.value_or("{}"));
   return n;
 }

@@ -52,7 +52,7 @@ pass_result recovery_pass(db::connection_slot& conn, const engine& e, recovery_c
                                                  : counts->still_unknown);
     log::info("node recovered", {{"node_id", n.id},
                                  {"node_key", n.node_key},
-                                 {"from", n.node_state},
+                                 {"from", domain::to_string(n.node_state)},
                                  {"outcome", domain::recover_outcome_name(rr.outcome)},
                                  {"to", domain::to_string(u.next_state)}});
     results.push_back(std::move(result));

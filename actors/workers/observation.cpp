@@ -40,9 +40,8 @@ domain::step_result call_observe(const db::claimed_node& n, const domain::execut
 }
 
 db::node_update observation_update(const db::claimed_node& n, const domain::step_result& r) {
-  auto current = *domain::parse_node_state(n.node_state);
   db::node_update u;
-  u.next_state = r.next_state.value_or(current);
+  u.next_state = r.next_state.value_or(n.node_state);
   db::take_provider_result(u, r);
   u.observed = true;
   if (u.next_state == node_state::submitted || u.next_state == node_state::observing)

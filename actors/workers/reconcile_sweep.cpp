@@ -58,7 +58,7 @@ pass_result reconcile_sweep_pass(db::connection_slot& conn, const engine& e) {
     if (outcome.changed) {
       ++out.processed;
       log::info("sweep reconciled request",
-                {{"request_id", ids[i]}, {"state", outcome.request_state}});
+                {{"request_id", ids[i]}, {"state", domain::to_string(outcome.request_state)}});
     }
     out.wake_dispatcher |= outcome.activated > 0;
   }

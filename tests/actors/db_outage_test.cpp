@@ -22,7 +22,8 @@ BOOST_FIXTURE_TEST_CASE(submit_result_is_committed_after_reconnecting, test::run
   BOOST_TEST(count("SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                    " WHERE application_name = 'movegate:node_dispatcher'"
                    " AND datname = current_database()) t") == 1);
-  BOOST_TEST(eventually([&] { return snapshot(id).request_state == "COMPLETED"; }, 10s));
+  BOOST_TEST(eventually(
+      [&] { return snapshot(id).request_state == domain::request_state::completed; }, 10s));
   BOOST_TEST(scalar("SELECT attempt_no FROM movement_request_nodes") == "1");
   BOOST_TEST(count("SELECT count(*) FROM sim_ledger") == 1); // no second submit
 }

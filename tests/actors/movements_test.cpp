@@ -95,7 +95,7 @@ BOOST_FIXTURE_TEST_CASE(a_rejected_request_leaves_active_movements_at_baseline, 
   auto id = create();
   BOOST_REQUIRE_EQUAL(svc->reject(bob, id, json::parse_trusted(R"({"reason": "no"})", "b")).status,
                       200);
-  BOOST_TEST(snapshot(id).request_state == "REJECTED");
+  BOOST_TEST(snapshot(id).request_state == domain::request_state::rejected);
   BOOST_TEST(back_to_baseline(base));
   BOOST_TEST(stop() == 0);
 }
@@ -107,7 +107,7 @@ BOOST_FIXTURE_TEST_CASE(a_cancelled_unapproved_request_leaves_active_movements_a
   auto id = create();
   BOOST_REQUIRE_EQUAL(svc->cancel(bob, id, json::parse_trusted(R"({"reason": "no"})", "b")).status,
                       200);
-  BOOST_TEST(snapshot(id).request_state == "CANCELLED");
+  BOOST_TEST(snapshot(id).request_state == domain::request_state::cancelled);
   BOOST_TEST(back_to_baseline(base));
   BOOST_TEST(stop() == 0);
 }
@@ -131,7 +131,8 @@ BOOST_FIXTURE_TEST_CASE(a_completed_request_leaves_active_movements_at_baseline,
   auto base = counts();
   auto id = create();
   BOOST_REQUIRE_EQUAL(svc->approve(bob, id, empty).status, 200);
-  BOOST_TEST(eventually([&] { return snapshot(id).request_state == "COMPLETED"; }, 15s));
+  BOOST_TEST(eventually(
+      [&] { return snapshot(id).request_state == domain::request_state::completed; }, 15s));
   BOOST_TEST(back_to_baseline(base));
   BOOST_TEST(stop() == 0);
 }
@@ -144,7 +145,8 @@ BOOST_FIXTURE_TEST_CASE(an_approval_reconciled_in_its_transaction_starts_no_move
   BOOST_REQUIRE(back_to_baseline(base)); // the create's own reconcile
   auto approved = counts();
   BOOST_REQUIRE_EQUAL(svc->approve(bob, id, empty).status, 200);
-  BOOST_TEST(eventually([&] { return snapshot(id).request_state == "COMPLETED"; }, 15s));
+  BOOST_TEST(eventually(
+      [&] { return snapshot(id).request_state == domain::request_state::completed; }, 15s));
   // The approval reconciled the request under its locks; node results are
   // reconciled in their own transactions: nothing was left for an actor.
   BOOST_TEST(counts().started == approved.started);

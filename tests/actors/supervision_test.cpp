@@ -75,7 +75,8 @@ BOOST_FIXTURE_TEST_CASE(sidecar_crash_is_restarted_and_runtime_goes_on, test::ru
   add_template(R"({"template_key": "one", "version": 1,
     "nodes": [{"node_key": "a", "action_type": "step"}], "edges": []})");
   auto id = approve_and_notify("one");
-  BOOST_TEST(eventually([&] { return snapshot(id).request_state == "COMPLETED"; }, 10s));
+  BOOST_TEST(eventually(
+      [&] { return snapshot(id).request_state == domain::request_state::completed; }, 10s));
   BOOST_TEST_MESSAGE("state " << snapshot(id).request_state << " node " << node_state(id, "a"));
   BOOST_TEST(stop() == 0);
 }
@@ -200,7 +201,7 @@ BOOST_FIXTURE_TEST_CASE(a_result_handed_over_during_shutdown_is_written, test::r
   BOOST_TEST(scalar("SELECT node_state || ' ' || observe_count FROM movement_request_nodes"
                     " WHERE request_id = '" +
                     id + "'") == "COMPLETED 1");
-  BOOST_TEST(snapshot(id).request_state == "COMPLETED");
+  BOOST_TEST(snapshot(id).request_state == domain::request_state::completed);
 }
 
 BOOST_FIXTURE_TEST_CASE(heartbeats_are_seeded_for_the_network_class, test::runtime_fixture) {

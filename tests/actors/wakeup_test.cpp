@@ -50,7 +50,8 @@ BOOST_FIXTURE_TEST_CASE(wakeups_drive_a_chain_far_faster_than_the_poll_interval,
   start();
   std::this_thread::sleep_for(300ms); // the start passes are done
   auto id = approve_and_notify("chain3");
-  BOOST_TEST(eventually([&] { return snapshot(id).request_state == "COMPLETED"; }, 3s));
+  BOOST_TEST(eventually(
+      [&] { return snapshot(id).request_state == domain::request_state::completed; }, 3s));
 }
 
 BOOST_FIXTURE_TEST_CASE(wakeups_off_waits_for_the_reference_interval, test::runtime_fixture) {
@@ -110,7 +111,8 @@ BOOST_FIXTURE_TEST_CASE(an_approval_made_here_wakes_one_dispatcher_for_its_one_r
     tx.commit();
   }
   rt->notify_changed(id, {true, 1});
-  BOOST_TEST(eventually([&] { return snapshot(id).request_state == "COMPLETED"; }, 5s));
+  BOOST_TEST(eventually(
+      [&] { return snapshot(id).request_state == domain::request_state::completed; }, 5s));
   std::this_thread::sleep_for(500ms); // room for a stray wake-up to show
   int woken = 0;
   for (size_t i = 0; i < dispatchers.size(); ++i)

@@ -344,7 +344,8 @@ BOOST_FIXTURE_TEST_CASE(crashing_pass_is_restarted_and_the_runtime_lives, test::
   add_template(R"({"template_key": "one", "version": 1,
     "nodes": [{"node_key": "a", "action_type": "step"}], "edges": []})");
   auto id = approve_and_notify("one");
-  BOOST_TEST(eventually([&] { return snapshot(id).request_state == "COMPLETED"; }, 10s));
+  BOOST_TEST(eventually(
+      [&] { return snapshot(id).request_state == domain::request_state::completed; }, 10s));
   BOOST_TEST(stop() == 0);
 }
 

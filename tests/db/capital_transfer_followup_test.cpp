@@ -62,13 +62,17 @@ long notifications_for(db_fixture& f, const std::string& id) {
 BOOST_AUTO_TEST_SUITE(capital_transfer_followup)
 
 BOOST_AUTO_TEST_CASE(verdict_follows_the_movement_state) {
+  using domain::request_state;
   using workers::capital_verdict;
-  BOOST_TEST((workers::capital_followup_verdict("COMPLETED") == capital_verdict::complete));
-  for (auto* s : {"FAILED", "CANCELLED", "EXPIRED", "REJECTED"})
+  BOOST_TEST(
+      (workers::capital_followup_verdict(request_state::completed) == capital_verdict::complete));
+  for (auto s : {request_state::failed, request_state::cancelled, request_state::expired,
+                 request_state::rejected})
     BOOST_TEST((workers::capital_followup_verdict(s) == capital_verdict::fail));
-  for (auto* s : {"", "PENDING_APPROVAL", "APPROVED", "EXECUTING", "WAITING_MANUAL_ACTION",
-                  "MANUAL_INTERVENTION"})
+  for (auto s : {request_state::pending_approval, request_state::approved, request_state::executing,
+                 request_state::waiting_manual_action, request_state::manual_intervention})
     BOOST_TEST((workers::capital_followup_verdict(s) == capital_verdict::surface));
+  BOOST_TEST((workers::capital_followup_verdict(std::nullopt) == capital_verdict::surface));
 }
 
 BOOST_FIXTURE_TEST_CASE(finished_movements_settle_their_capital_transfers, db_fixture) {

@@ -60,7 +60,7 @@ struct cctp_fixture : reference_db_fixture {
     BOOST_TEST(count("SELECT count(*) FROM sim_ledger") == 0);
     BOOST_TEST(count("SELECT count(*) FROM node_artifacts WHERE node_id = '" + node + "'") == 0);
     reconcile(request_id);
-    BOOST_TEST(snapshot(request_id).request_state == "FAILED");
+    BOOST_TEST(snapshot(request_id).request_state == domain::request_state::failed);
   }
 };
 

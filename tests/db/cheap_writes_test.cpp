@@ -169,7 +169,7 @@ BOOST_FIXTURE_TEST_CASE(approve_writes_the_request_row_once, db_fixture) {
                            "'movement_request_nodes'::regclass)") == 1);
   tx.commit();
   auto s = snapshot(id);
-  BOOST_TEST(s.request_state == "APPROVED");
+  BOOST_TEST(s.request_state == domain::request_state::approved);
   BOOST_TEST(!s.needs_reconcile);
   BOOST_TEST(scalar("SELECT approved_by FROM movement_requests WHERE id = '" + id + "'") ==
              "approver");

@@ -28,7 +28,7 @@ BOOST_FIXTURE_TEST_CASE(chain_completes_through_the_passes, test::reference_db_f
   auto d = workers::dispatch_pass(conn, engine());
   BOOST_TEST(d.processed == 1);
   BOOST_TEST(node_state(id, "a") == "SUBMITTED");
-  BOOST_TEST(snapshot(id).request_state == "EXECUTING");
+  BOOST_TEST(snapshot(id).request_state == domain::request_state::executing);
   BOOST_TEST(d.wake_observer);
 
   auto o = workers::observe_pass(conn, engine());
@@ -46,7 +46,7 @@ BOOST_FIXTURE_TEST_CASE(chain_completes_through_the_passes, test::reference_db_f
 
   workers::dispatch_pass(conn, engine());
   workers::observe_pass(conn, engine());
-  BOOST_TEST(snapshot(id).request_state == "COMPLETED");
+  BOOST_TEST(snapshot(id).request_state == domain::request_state::completed);
   // b's config $ref resolved against a's provider_refs
   BOOST_TEST(count("SELECT count(*) FROM sim_ledger") == 2);
   BOOST_TEST(count("SELECT count(*) FROM movement_events WHERE event_type = 'request_completed'") ==
@@ -119,14 +119,14 @@ BOOST_FIXTURE_TEST_CASE(failed_branch_waits_for_the_sibling_in_flight_then_gives
   BOOST_TEST(node_state(id, "left") == "FAILED");
   BOOST_TEST(node_state(id, "right") == "OBSERVING");
   auto s = snapshot(id);
-  BOOST_TEST(s.request_state == "EXECUTING"); // settle before verdict
+  BOOST_TEST(s.request_state == domain::request_state::executing); // settle before verdict
   BOOST_TEST(s.dispatch_paused);
   BOOST_TEST(count("SELECT count(*) FROM movement_events WHERE request_id = '" + id +
                    "' AND event_type = 'request_attention'") == 1); // at once, rule 2 would apply
   drive(*this, id); // the observer keeps following `right` to its end
   BOOST_TEST(node_state(id, "right") == "COMPLETED");
   BOOST_TEST(node_state(id, "join") == "BLOCKED"); // the gate stays shut
-  BOOST_TEST(snapshot(id).request_state == "MANUAL_INTERVENTION");
+  BOOST_TEST(snapshot(id).request_state == domain::request_state::manual_intervention);
 }
 
 BOOST_FIXTURE_TEST_CASE(manual_node_mid_dag_parks_the_request, test::db_fixture) {
@@ -135,7 +135,7 @@ BOOST_FIXTURE_TEST_CASE(manual_node_mid_dag_parks_the_request, test::db_fixture)
   drive(*this, id);
   BOOST_TEST(node_state(id, "a") == "COMPLETED");
   BOOST_TEST(node_state(id, "sign_off") == "READY");
-  BOOST_TEST(snapshot(id).request_state == "WAITING_MANUAL_ACTION");
+  BOOST_TEST(snapshot(id).request_state == domain::request_state::waiting_manual_action);
   // The dispatcher never claims a manual_* node.
   BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 0);
   BOOST_TEST(node_state(id, "sign_off") == "READY");
@@ -144,9 +144,9 @@ BOOST_FIXTURE_TEST_CASE(manual_node_mid_dag_parks_the_request, test::db_fixture)
   exec("UPDATE movement_request_nodes SET node_state = 'COMPLETED' WHERE node_key = 'sign_off'");
   exec("UPDATE movement_requests SET needs_reconcile = true WHERE id = '" + id + "'");
   reconcile(id);
-  BOOST_TEST(snapshot(id).request_state == "EXECUTING");
+  BOOST_TEST(snapshot(id).request_state == domain::request_state::executing);
   drive(*this, id);
-  BOOST_TEST(snapshot(id).request_state == "COMPLETED");
+  BOOST_TEST(snapshot(id).request_state == domain::request_state::completed);
 }
 
 // ExecutionContext as the reference builds it: node_config after $ref
@@ -170,7 +170,7 @@ BOOST_FIXTURE_TEST_CASE(execution_context_resolves_refs_and_merges_direct_predec
     workers::observe_pass(conn, engine());
     reconcile(id);
   }
-  BOOST_REQUIRE(snapshot(id).request_state == "COMPLETED");
+  BOOST_REQUIRE(snapshot(id).request_state == domain::request_state::completed);
   auto payload = scalar("SELECT a.payload->>'payload' FROM node_artifacts a"
                         " JOIN movement_request_nodes n ON n.id = a.node_id"
                         " WHERE n.node_key = 'c' AND a.kind = 'prepared_action'");

@@ -35,7 +35,8 @@ long events_of(test::db_fixture& f, const std::string& id, const std::string& wh
 std::string states(test::db_fixture& f, const std::string& id) {
   std::string out;
   for (auto& n : f.snapshot(id).nodes)
-    out += (out.empty() ? "" : ",") + n.node_key + "=" + n.node_state;
+    out +=
+        (out.empty() ? "" : ",") + n.node_key + "=" + std::string(domain::to_string(n.node_state));
   return out;
 }
 
@@ -54,7 +55,7 @@ BOOST_FIXTURE_TEST_CASE(approval_activates_roots_with_events, test::db_fixture) 
   BOOST_TEST(r.reconciled.activated == 1);
   BOOST_TEST(states(*this, id) == "a=READY,b=BLOCKED,c=BLOCKED,d=BLOCKED");
   auto s = snapshot(id);
-  BOOST_TEST(s.request_state == "APPROVED");
+  BOOST_TEST(s.request_state == domain::request_state::approved);
   BOOST_TEST(!s.needs_reconcile);
   BOOST_TEST((s.frontier == std::vector<std::string>{"a"}));
   BOOST_TEST(events_of(*this, id, "event_type = 'request_approved'") == 1);
@@ -210,7 +211,7 @@ BOOST_FIXTURE_TEST_CASE(approval_after_expiry_is_refused, test::db_fixture) {
   auto r = approve(id);
   BOOST_TEST((r.status == db::approve_status::expired));
   BOOST_TEST(scalar(row) == before);
-  BOOST_TEST(snapshot(id).request_state == "PENDING_APPROVAL");
+  BOOST_TEST(snapshot(id).request_state == domain::request_state::pending_approval);
   BOOST_TEST(states(*this, id) == "a=BLOCKED,b=BLOCKED,c=BLOCKED,d=BLOCKED");
   BOOST_TEST(events_of(*this, id) == events);
   BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 0);
@@ -260,12 +261,12 @@ BOOST_FIXTURE_TEST_CASE(several_requests_reconciled_together_end_as_each_would_a
     auto& o = outcomes[i];
     if (ids[i] == first) {
       BOOST_TEST(o.activated == 2);
-      BOOST_TEST(o.request_state == "APPROVED");
+      BOOST_TEST(o.request_state == domain::request_state::approved);
       BOOST_TEST(states(*this, first) == "a=COMPLETED,b=READY,c=READY,d=BLOCKED");
       BOOST_TEST((snapshot(first).frontier == std::vector<std::string>{"b", "c"}));
     } else if (ids[i] == second) {
       BOOST_TEST(o.activated == 0);
-      BOOST_TEST(o.request_state == "FAILED");
+      BOOST_TEST(o.request_state == domain::request_state::failed);
       BOOST_TEST(o.terminal);
       BOOST_TEST(events_of(*this, second, "event_type = 'request_failed'") == 1);
     } else if (ids[i] == rejected) {
@@ -277,7 +278,7 @@ BOOST_FIXTURE_TEST_CASE(several_requests_reconciled_together_end_as_each_would_a
     }
   }
   BOOST_TEST(!snapshot(first).needs_reconcile);
-  BOOST_TEST(snapshot(second).request_state == "FAILED");
+  BOOST_TEST(snapshot(second).request_state == domain::request_state::failed);
   BOOST_TEST(events_of(*this, first,
                        "event_type = 'node_state_changed' AND payload->>'node_state' = 'READY'"
                        " AND node_key IN ('b', 'c')") == 2);

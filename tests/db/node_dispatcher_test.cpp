@@ -305,7 +305,7 @@ BOOST_FIXTURE_TEST_CASE(claim_filters, test::reference_db_fixture) {
   exec("UPDATE movement_requests SET dispatch_paused = true WHERE id = '" + paused + "'");
   // a READY manual node in an EXECUTING request (approve parked it
   // WAITING_MANUAL_ACTION, which the claim would filter anyway)
-  BOOST_TEST(snapshot(manual).request_state == "WAITING_MANUAL_ACTION");
+  BOOST_TEST(snapshot(manual).request_state == domain::request_state::waiting_manual_action);
   exec("UPDATE movement_requests SET request_state = 'EXECUTING' WHERE id = '" + manual + "'");
   exec("UPDATE movement_requests SET network_class = 'mainnet' WHERE id = '" + mainnet + "'");
   auto np = node_id(*this, paused), nm = node_id(*this, manual), nn = node_id(*this, mainnet);
@@ -343,7 +343,7 @@ BOOST_FIXTURE_TEST_CASE(write_ahead_submitting_and_first_dispatch, test::referen
     {"node_key": "a", "action_type": "chain_transfer", "executor_key": "sim"},
     {"node_key": "b", "action_type": "chain_transfer", "executor_key": "sim"}]})");
   auto id = create_and_approve("pair");
-  BOOST_TEST(snapshot(id).request_state == "APPROVED");
+  BOOST_TEST(snapshot(id).request_state == domain::request_state::approved);
   auto a = node_id(*this, id, "a");
 
   BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
@@ -357,7 +357,7 @@ BOOST_FIXTURE_TEST_CASE(write_ahead_submitting_and_first_dispatch, test::referen
                    "' AND kind = 'prepared_action' AND attempt_no = 1") == 1);
   BOOST_TEST(count("SELECT count(*) FROM node_artifacts WHERE node_id = '" + a +
                    "' AND kind = 'submit_proof' AND attempt_no = 1") == 1);
-  BOOST_TEST(snapshot(id).request_state == "EXECUTING");
+  BOOST_TEST(snapshot(id).request_state == domain::request_state::executing);
   // the SUBMITTING step was recorded before SUBMITTED
   BOOST_TEST(scalar("SELECT string_agg(payload->>'node_state', ',' ORDER BY seq)"
                     " FROM movement_events WHERE request_id = '" +
@@ -431,7 +431,7 @@ BOOST_FIXTURE_TEST_CASE(sixth_attempt_fails_with_max_attempts, test::reference_d
   BOOST_TEST(request_col(*this, sixth, "dispatch_paused") == "t");
   BOOST_TEST(request_col(*this, sixth, "needs_reconcile") == "t");
   reconcile(sixth);
-  BOOST_TEST(snapshot(sixth).request_state == "FAILED");
+  BOOST_TEST(snapshot(sixth).request_state == domain::request_state::failed);
 }
 
 BOOST_FIXTURE_TEST_CASE(stale_result_changes_nothing, test::reference_db_fixture) {
@@ -589,7 +589,7 @@ BOOST_FIXTURE_TEST_CASE(submit_answering_completed_or_observing, test::reference
   BOOST_TEST(node_col(*this, n, "next_observe_at IS NULL") == "t"); // nothing to observe
   BOOST_TEST(ledger_rows(*this, n) == 1);
   reconcile(done);
-  BOOST_TEST(snapshot(done).request_state == "COMPLETED");
+  BOOST_TEST(snapshot(done).request_state == domain::request_state::completed);
   // The observer has nothing to do for it.
   BOOST_TEST(workers::observe_pass(conn, engine()).processed == 0);
 
@@ -603,7 +603,7 @@ BOOST_FIXTURE_TEST_CASE(submit_answering_completed_or_observing, test::reference
   double in = std::stod(node_col(*this, n, "extract(epoch FROM next_observe_at - now())"));
   BOOST_TEST((in > 30 && in <= 40), "next observation in " << in);
   reconcile(obs);
-  BOOST_TEST(snapshot(obs).request_state == "EXECUTING");
+  BOOST_TEST(snapshot(obs).request_state == domain::request_state::executing);
 }
 
 BOOST_FIXTURE_TEST_CASE(provider_context_merges_predecessors_in_plan_order,
@@ -711,8 +711,8 @@ BOOST_FIXTURE_TEST_CASE(events_get_outbox_rows_with_a_callback_url, test::refere
   workers::observe_pass(conn, engine());
   reconcile(with_cb);
   reconcile(without_cb);
-  BOOST_TEST(snapshot(with_cb).request_state == "COMPLETED");
-  BOOST_TEST(snapshot(without_cb).request_state == "COMPLETED");
+  BOOST_TEST(snapshot(with_cb).request_state == domain::request_state::completed);
+  BOOST_TEST(snapshot(without_cb).request_state == domain::request_state::completed);
 
   auto events_of = [&](const std::string& id) {
     return count("SELECT count(*) FROM movement_events WHERE request_id = '" + id + "'");

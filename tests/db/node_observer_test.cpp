@@ -137,7 +137,7 @@ BOOST_FIXTURE_TEST_CASE(polls_until_done, test::reference_db_fixture) {
   BOOST_TEST(node_col(*this, n, "provider_refs->>'sim_polls'") == "2");
   BOOST_TEST(workers::observe_pass(conn, engine()).processed == 0);
   reconcile(id);
-  BOOST_TEST(snapshot(id).request_state == "COMPLETED");
+  BOOST_TEST(snapshot(id).request_state == domain::request_state::completed);
 }
 
 BOOST_FIXTURE_TEST_CASE(observe_answering_unknown, test::reference_db_fixture) {
@@ -156,8 +156,9 @@ BOOST_FIXTURE_TEST_CASE(observe_answering_unknown, test::reference_db_fixture) {
   // No longer the observer's: recovery owns it now.
   BOOST_TEST(workers::observe_pass(conn, engine()).processed == 0);
   reconcile(id);
-  BOOST_TEST(snapshot(id).request_state != "COMPLETED");
-  BOOST_TEST(snapshot(id).request_state != "FAILED"); // UNKNOWN is never a failure
+  BOOST_TEST(snapshot(id).request_state != domain::request_state::completed);
+  BOOST_TEST(snapshot(id).request_state !=
+             domain::request_state::failed); // UNKNOWN is never a failure
 }
 
 BOOST_FIXTURE_TEST_CASE(a_pass_observes_the_ten_oldest_requests_first, test::reference_db_fixture) {
@@ -228,8 +229,8 @@ BOOST_FIXTURE_TEST_CASE(observation_timeout, test::reference_db_fixture) {
                    strict + "' AND seq > " + std::to_string(last_event_before)) == 1);
 
   auto r = reconcile(strict);
-  BOOST_TEST(r.request_state == "MANUAL_INTERVENTION");
-  BOOST_TEST(snapshot(strict).request_state == "MANUAL_INTERVENTION");
+  BOOST_TEST(r.request_state == domain::request_state::manual_intervention);
+  BOOST_TEST(snapshot(strict).request_state == domain::request_state::manual_intervention);
   BOOST_TEST(count("SELECT count(*) FROM movement_events WHERE request_id = '" + strict +
                    "' AND event_type = 'request_attention'") == 1);
   // settled at once: recovery and the observer leave it alone
@@ -287,7 +288,7 @@ BOOST_FIXTURE_TEST_CASE(an_observation_holds_no_lock_while_the_executor_answers,
   BOOST_TEST(node_free);
   BOOST_TEST(node_col(*this, n, "node_state") == "COMPLETED");
   BOOST_TEST(node_col(*this, n, "observe_count") == "1");
-  BOOST_TEST(snapshot(id).request_state == "COMPLETED");
+  BOOST_TEST(snapshot(id).request_state == domain::request_state::completed);
 }
 
 // Two observers that claimed the same node from the same row (their claims

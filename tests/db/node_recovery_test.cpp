@@ -140,7 +140,7 @@ BOOST_FIXTURE_TEST_CASE(recovery_holds_no_lock_while_the_executor_answers,
   BOOST_TEST(node_free);
   BOOST_TEST(counts.found == 1);
   BOOST_TEST(node_col(*this, n, "node_state") == "COMPLETED");
-  BOOST_TEST(snapshot(id).request_state == "COMPLETED");
+  BOOST_TEST(snapshot(id).request_state == domain::request_state::completed);
 }
 
 // A node that moved on while recovery asked the venue (here an operator
@@ -207,7 +207,7 @@ BOOST_FIXTURE_TEST_CASE(submitting_past_grace_with_ledger_row_is_found,
   BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 0);
   BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE node_id = '" + n + "'") == 1);
   reconcile(id);
-  BOOST_TEST(snapshot(id).request_state == "COMPLETED");
+  BOOST_TEST(snapshot(id).request_state == domain::request_state::completed);
 }
 
 BOOST_FIXTURE_TEST_CASE(submitting_younger_than_grace_is_left_alone, test::reference_db_fixture) {
@@ -244,7 +244,8 @@ BOOST_FIXTURE_TEST_CASE(unknown_within_window_recovered_then_escalated,
   BOOST_REQUIRE(node_col(*this, no, "node_state") == "UNKNOWN");
   reconcile(fresh);
   reconcile(old);
-  BOOST_TEST(snapshot(old).request_state == "EXECUTING"); // in flight while recoverable
+  BOOST_TEST(snapshot(old).request_state ==
+             domain::request_state::executing); // in flight while recoverable
   BOOST_TEST(!snapshot(old).needs_reconcile);
 
   // `old` went UNKNOWN longer ago than MG_UNKNOWN_ESCALATE_SECONDS (900)
@@ -266,10 +267,10 @@ BOOST_FIXTURE_TEST_CASE(unknown_within_window_recovered_then_escalated,
   // the sweep's grace pass.
   exec("UPDATE movement_requests SET reconcile_requested_at = now() - interval '2 seconds'");
   workers::reconcile_sweep_pass(conn, engine());
-  BOOST_TEST(snapshot(old).request_state == "MANUAL_INTERVENTION");
+  BOOST_TEST(snapshot(old).request_state == domain::request_state::manual_intervention);
   BOOST_TEST(count("SELECT count(*) FROM movement_events WHERE request_id = '" + old +
                    "' AND event_type = 'request_attention'") == attention_before + 1);
-  BOOST_TEST(snapshot(fresh).request_state == "COMPLETED");
+  BOOST_TEST(snapshot(fresh).request_state == domain::request_state::completed);
   BOOST_TEST(node_col(*this, no, "node_state") == "UNKNOWN");
 }
 
@@ -388,7 +389,7 @@ BOOST_FIXTURE_TEST_CASE(recover_answering_failed_fails_the_node, test::reference
   BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 0);
   BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 0); // no new attempt
   reconcile(id);
-  BOOST_TEST(snapshot(id).request_state == "FAILED");
+  BOOST_TEST(snapshot(id).request_state == domain::request_state::failed);
 }
 
 BOOST_FIXTURE_TEST_CASE(each_arm_takes_its_longest_idle_node_first, test::reference_db_fixture) {

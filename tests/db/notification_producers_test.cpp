@@ -43,7 +43,7 @@ BOOST_FIXTURE_TEST_CASE(waiting_manual_action_enqueues_request_attention, test::
   auto id = create("manual");
   BOOST_TEST(notifications(*this, "request_attention", id) == 0);
   approve(id);
-  BOOST_REQUIRE(snapshot(id).request_state == "WAITING_MANUAL_ACTION");
+  BOOST_REQUIRE(snapshot(id).request_state == domain::request_state::waiting_manual_action);
   BOOST_TEST(notifications(*this, "request_attention", id) == 1);
   // The notification names the attention event it is about.
   auto event_id = scalar("SELECT id FROM movement_events WHERE request_id = '" + id +
@@ -67,7 +67,7 @@ BOOST_FIXTURE_TEST_CASE(manual_intervention_enqueues_request_attention_once, tes
   set_node(*this, id, "a", "COMPLETED");
   set_node(*this, id, "b", "FAILED"); // broken after a side effect: rule 2
   reconcile(id);
-  BOOST_REQUIRE(snapshot(id).request_state == "MANUAL_INTERVENTION");
+  BOOST_REQUIRE(snapshot(id).request_state == domain::request_state::manual_intervention);
   BOOST_TEST(notifications(*this, "request_attention", id) == 1);
   auto payload = json::parse(
       scalar("SELECT payload::text FROM notification_outbox WHERE subject = '" + id + "'"));

@@ -96,7 +96,8 @@ BOOST_FIXTURE_TEST_CASE(preflight_error_leaves_the_node_ready_with_a_doubling_de
     BOOST_TEST(node_col(*this, n, "node_state") == "READY");
     BOOST_TEST(node_col(*this, n, "prepare_errors") == std::to_string(i + 1));
     BOOST_TEST(node_col(*this, n, "error_code") == "PREFLIGHT_ERROR");
-    BOOST_TEST(snapshot(id).request_state == "EXECUTING"); // its first dispatch was tried
+    BOOST_TEST(snapshot(id).request_state ==
+               domain::request_state::executing); // its first dispatch was tried
     BOOST_TEST(std::abs(retry_delay(n) - expected[i]) < 0.05, "error " << i + 1);
     // Waiting out its delay: no pass takes it (no spin), nothing is written.
     BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 0);
@@ -143,7 +144,7 @@ BOOST_FIXTURE_TEST_CASE(the_tenth_error_in_a_row_fails_the_node_with_the_last_er
   BOOST_TEST(node_col(*this, n, "attempt_no") == "0");
   BOOST_TEST(count("SELECT count(*) FROM sim_ledger") == 0);
   reconcile(id);
-  BOOST_TEST(snapshot(id).request_state == "FAILED");
+  BOOST_TEST(snapshot(id).request_state == domain::request_state::failed);
 }
 
 BOOST_FIXTURE_TEST_CASE(the_limit_is_a_setting, retry_fixture) {

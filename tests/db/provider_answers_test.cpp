@@ -75,7 +75,7 @@ void reconcile_all(db_fixture& f, const population& p) {
 long completed(db_fixture& f, const population& p) {
   long n = 0;
   for (auto& id : p.good)
-    n += f.snapshot(id).request_state == "COMPLETED" ? 1 : 0;
+    n += f.snapshot(id).request_state == domain::request_state::completed ? 1 : 0;
   return n;
 }
 
@@ -118,7 +118,7 @@ BOOST_FIXTURE_TEST_CASE(preflight_protocol_error_fails_the_node_and_the_rest_dis
   BOOST_TEST(observe_all(*this).processed == good_count);
   reconcile_all(*this, p);
   BOOST_TEST(completed(*this, p) == good_count);
-  BOOST_TEST(snapshot(p.bad).request_state == "FAILED"); // no side effect
+  BOOST_TEST(snapshot(p.bad).request_state == domain::request_state::failed); // no side effect
 }
 
 BOOST_FIXTURE_TEST_CASE(preflight_protocol_error_for_an_unknown_state_name,
@@ -132,7 +132,7 @@ BOOST_FIXTURE_TEST_CASE(preflight_protocol_error_for_an_unknown_state_name,
   BOOST_TEST(observe_all(*this).processed == good_count);
   reconcile_all(*this, p);
   BOOST_TEST(completed(*this, p) == good_count);
-  BOOST_TEST(snapshot(p.bad).request_state == "FAILED");
+  BOOST_TEST(snapshot(p.bad).request_state == domain::request_state::failed);
 }
 
 // Old code: a malformed prepared action was an exception like any other
@@ -150,7 +150,7 @@ BOOST_FIXTURE_TEST_CASE(prepare_protocol_error_fails_the_node_and_the_rest_dispa
   BOOST_TEST(observe_all(*this).processed == good_count);
   reconcile_all(*this, p);
   BOOST_TEST(completed(*this, p) == good_count);
-  BOOST_TEST(snapshot(p.bad).request_state == "FAILED");
+  BOOST_TEST(snapshot(p.bad).request_state == domain::request_state::failed);
 }
 
 // Old code: SKIPPED is not a move from SUBMITTING, so the result commit threw
@@ -171,7 +171,7 @@ BOOST_FIXTURE_TEST_CASE(submit_protocol_error_leaves_the_node_unknown_and_settle
   reconcile_all(*this, p);
   BOOST_TEST(completed(*this, p) == good_count);
   // Settled at once: an operator must look; recovery leaves it alone.
-  BOOST_TEST(snapshot(p.bad).request_state == "MANUAL_INTERVENTION");
+  BOOST_TEST(snapshot(p.bad).request_state == domain::request_state::manual_intervention);
   BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 0);
   BOOST_TEST(bad_outcome(*this, p) == "UNKNOWN/PROVIDER_PROTOCOL_ERROR");
 }
@@ -189,7 +189,7 @@ BOOST_FIXTURE_TEST_CASE(observe_protocol_error_leaves_the_node_unknown_and_the_l
   BOOST_TEST(node_col(*this, node_id(*this, p.bad), "observe_count") == "1");
   reconcile_all(*this, p);
   BOOST_TEST(completed(*this, p) == good_count);
-  BOOST_TEST(snapshot(p.bad).request_state == "MANUAL_INTERVENTION");
+  BOOST_TEST(snapshot(p.bad).request_state == domain::request_state::manual_intervention);
   BOOST_TEST(observe_all(*this).processed == 0);
   BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 0);
 }
@@ -204,7 +204,7 @@ BOOST_FIXTURE_TEST_CASE(observe_protocol_error_for_ready_is_settled, test::refer
   BOOST_TEST(bad_outcome(*this, p) == "UNKNOWN/PROVIDER_PROTOCOL_ERROR");
   reconcile_all(*this, p);
   BOOST_TEST(completed(*this, p) == good_count);
-  BOOST_TEST(snapshot(p.bad).request_state == "MANUAL_INTERVENTION");
+  BOOST_TEST(snapshot(p.bad).request_state == domain::request_state::manual_intervention);
   BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 0);
 }
 
@@ -249,7 +249,8 @@ BOOST_FIXTURE_TEST_CASE(observe_protocol_error_for_malformed_documents,
                    "UNKNOWN/PROVIDER_PROTOCOL_ERROR",
                "answer " << i << ": " << node_col(*this, n, "error_detail"));
     reconcile(bad[i]);
-    BOOST_TEST(snapshot(bad[i]).request_state == "MANUAL_INTERVENTION", "answer " << i);
+    BOOST_TEST(snapshot(bad[i]).request_state == domain::request_state::manual_intervention,
+               "answer " << i);
   }
   for (auto& id : p.good)
     reconcile(id);
@@ -279,7 +280,7 @@ BOOST_FIXTURE_TEST_CASE(recover_protocol_error_leaves_the_node_unknown_and_the_a
                    " AND payload->>'next_state' = 'UNKNOWN'") == 1);
   reconcile_all(*this, p);
   BOOST_TEST(completed(*this, p) == good_count);
-  BOOST_TEST(snapshot(p.bad).request_state == "MANUAL_INTERVENTION");
+  BOOST_TEST(snapshot(p.bad).request_state == domain::request_state::manual_intervention);
   // Settled: the next pass leaves it for an operator.
   BOOST_TEST(workers::recovery_pass(conn, engine()).processed == 0);
 }
@@ -297,7 +298,7 @@ BOOST_FIXTURE_TEST_CASE(recover_protocol_error_for_a_malformed_document,
   BOOST_TEST(bad_outcome(*this, p) == "UNKNOWN/PROVIDER_PROTOCOL_ERROR");
   reconcile_all(*this, p);
   BOOST_TEST(completed(*this, p) == good_count);
-  BOOST_TEST(snapshot(p.bad).request_state == "MANUAL_INTERVENTION");
+  BOOST_TEST(snapshot(p.bad).request_state == domain::request_state::manual_intervention);
 }
 
 // A resume gives a protocol-error UNKNOWN back to recovery, like an
@@ -309,12 +310,12 @@ BOOST_FIXTURE_TEST_CASE(resume_hands_a_protocol_error_back_to_recovery,
   BOOST_TEST(drain_dispatch(*this) == 1);
   observe_all(*this);
   reconcile(id);
-  BOOST_REQUIRE(snapshot(id).request_state == "MANUAL_INTERVENTION");
+  BOOST_REQUIRE(snapshot(id).request_state == domain::request_state::manual_intervention);
   auto n = node_id(*this, id);
   {
     pqxx::work tx(*other);
     db::event_batch events(id, settings.callback_max_attempts);
-    db::reopen_request(tx, id, "MANUAL_INTERVENTION", events);
+    db::reopen_request(tx, id, domain::request_state::manual_intervention, events);
     BOOST_TEST(db::restart_escalation(tx, id) == 1);
     events.flush(tx);
     tx.commit();

@@ -158,7 +158,7 @@ db::request_snapshot db_fixture::snapshot(const std::string& id) {
 std::string db_fixture::node_state(const std::string& id, const std::string& node_key) {
   for (auto& n : snapshot(id).nodes)
     if (n.node_key == node_key)
-      return n.node_state;
+      return std::string(domain::to_string(n.node_state));
   throw std::runtime_error("no node " + node_key);
 }
 

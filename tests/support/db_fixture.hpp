@@ -11,6 +11,7 @@
 #include "executors/sim.hpp"
 #include "persistence/connection_slot.hpp"
 #include "persistence/movement_store.hpp"
+#include "tests/support/state_print.hpp"
 
 namespace mg::test {
 
