@@ -4,15 +4,6 @@
 
 namespace mg::db {
 
-void add_first_dispatch(pqxx::transaction_base& tx, write_batch& batch,
-                        const std::vector<std::string>& request_ids) {
-  static const statement q{"mg_mark_executing",
-                           "UPDATE movement_requests SET request_state = 'EXECUTING',"
-                           " updated_at = clock_timestamp()"
-                           " WHERE id = ANY($1::uuid[]) AND request_state = 'APPROVED'"};
-  batch.add(tx, q, text_array(request_ids));
-}
-
 void add_submitting(pqxx::transaction_base& tx, write_batch& batch,
                     const std::vector<submitting_write>& writes) {
   // The expected state is an argument, not a constant: a constant 'READY'

@@ -1,7 +1,6 @@
 #pragma once
-// The dispatcher's claim writes (SPEC §1 "write-ahead submit"): the first
-// dispatch of a request, and the SUBMITTING row committed before any
-// executor.submit.
+// The dispatcher's claim writes (SPEC §1 "write-ahead submit"): the
+// SUBMITTING row committed before any executor.submit.
 #include <pqxx/pqxx>
 #include <string>
 #include <vector>
@@ -9,12 +8,6 @@
 namespace mg::db {
 
 class write_batch;
-
-/// Queues on `batch` APPROVED → EXECUTING for `request_ids`, at the first
-/// dispatch of one of each request's nodes (the caller holds the request
-/// rows from its claims).
-void add_first_dispatch(pqxx::transaction_base& tx, write_batch& batch,
-                        const std::vector<std::string>& request_ids);
 
 /// The write-ahead row of one claimed attempt.
 struct submitting_write {

@@ -539,4 +539,70 @@ std::optional<request_snapshot> load_request(pqxx::transaction_base& tx,
   return s;
 }
 
+std::optional<existing_request> find_by_idempotency_key(pqxx::transaction_base& tx,
+                                                        const std::string& idempotency_key) {
+  static const statement q{"mg_find_by_idem_key",
+                           "SELECT id, COALESCE(create_body_hash, '') FROM movement_requests"
+                           " WHERE idempotency_key = $1"};
+  auto r = exec(tx, q, idempotency_key);
+  if (r.empty())
+    return std::nullopt;
+  return existing_request{r[0][0].c_str(), r[0][1].c_str()};
+}
+
+void add_first_dispatch(pqxx::transaction_base& tx, write_batch& batch,
+                        const std::vector<std::string>& request_ids) {
+  static const statement q{"mg_mark_executing",
+                           "UPDATE movement_requests SET request_state = 'EXECUTING',"
+                           " updated_at = clock_timestamp()"
+                           " WHERE id = ANY($1::uuid[]) AND request_state = 'APPROVED'"};
+  batch.add(tx, q, text_array(request_ids));
+}
+
+namespace {
+
+const statement flag_request_statement{
+    "mg_flag_request",
+    "UPDATE movement_requests SET needs_reconcile = needs_reconcile OR $2,"
+    " reconcile_requested_at = CASE WHEN $2 AND NOT needs_reconcile THEN clock_timestamp()"
+    "   ELSE reconcile_requested_at END,"
+    " dispatch_paused = dispatch_paused OR $3, updated_at = clock_timestamp() WHERE id = $1"};
+
+} // namespace
+
+void flag_request(pqxx::transaction_base& tx, const std::string& request_id, bool reconcile,
+                  bool pause) {
+  exec(tx, flag_request_statement, request_id, reconcile, pause);
+}
+
+void add_request_flag(pqxx::transaction_base& tx, write_batch& batch, const std::string& request_id,
+                      bool reconcile, bool pause) {
+  batch.add(tx, flag_request_statement, request_id, reconcile, pause);
+}
+
+std::vector<std::string> expire_pending_requests(pqxx::transaction_base& tx,
+                                                 const std::string& network_class, int limit,
+                                                 int callback_max_attempts) {
+  // One statement claims and transitions the batch; rows another
+  // transaction holds (an approval in flight) are skipped, not waited for.
+  static const statement q{
+      "mg_expire_requests",
+      "WITH due AS ("
+      "  SELECT id FROM movement_requests"
+      "  WHERE request_state = 'PENDING_APPROVAL' AND network_class = $1"
+      "    AND expires_at IS NOT NULL AND expires_at < now()"
+      "  LIMIT $2 FOR UPDATE SKIP LOCKED)"
+      " UPDATE movement_requests r SET request_state = 'EXPIRED', approval_status = 'rejected',"
+      "   updated_at = clock_timestamp()"
+      " FROM due WHERE r.id = due.id RETURNING r.id"};
+  std::vector<std::string> ids;
+  for (auto row : exec(tx, q, network_class, limit)) {
+    ids.emplace_back(row[0].c_str());
+    event_batch events(ids.back(), callback_max_attempts);
+    events.add({"request_expired", domain::request_state::expired, "", std::nullopt, "{}"});
+    events.flush(tx);
+  }
+  return ids;
+}
+
 } // namespace mg::db

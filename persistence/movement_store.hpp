@@ -1,5 +1,7 @@
 #pragma once
-// Movement requests: create, approve, reconcile, read.
+// Movement requests: create, approve, reconcile, expire, read, and every
+// other write of a request's own row but the operator transitions
+// (operator_store).
 #include <optional>
 #include <pqxx/pqxx>
 #include <set>
@@ -40,6 +42,15 @@ struct create_result {
 /// caller can forget it.
 create_result create_request(pqxx::transaction_base& tx, plan_cache& plans, const create_params& p,
                              int callback_max_attempts);
+
+struct existing_request {
+  std::string id;
+  std::string body_hash;
+};
+
+/// The request holding `idempotency_key`, if any.
+std::optional<existing_request> find_by_idempotency_key(pqxx::transaction_base& tx,
+                                                        const std::string& idempotency_key);
 
 struct reconcile_settings {
   double unknown_escalate_seconds;
@@ -169,5 +180,30 @@ struct request_snapshot {
 
 std::optional<request_snapshot> load_request(pqxx::transaction_base& tx,
                                              const std::string& request_id);
+
+// --- the request row: first dispatch, flags, expiry ------------------------
+/// Queues on `batch` APPROVED → EXECUTING for `request_ids`, at the first
+/// dispatch of one of each request's nodes (the caller holds the request
+/// rows from its claims).
+void add_first_dispatch(pqxx::transaction_base& tx, write_batch& batch,
+                        const std::vector<std::string>& request_ids);
+
+/// Flags the request row (needs_reconcile when `reconcile`, dispatch
+/// paused when `pause`; neither is ever cleared here). Written even with
+/// nothing to flag, it takes the request row's lock: callers use it to
+/// lock the request before its nodes.
+void flag_request(pqxx::transaction_base& tx, const std::string& request_id, bool reconcile,
+                  bool pause);
+/// flag_request, queued on `batch`.
+void add_request_flag(pqxx::transaction_base& tx, write_batch& batch, const std::string& request_id,
+                      bool reconcile, bool pause);
+
+/// Reference lookup: at most `limit` PENDING_APPROVAL requests of
+/// `network_class` whose expires_at has passed (SKIP LOCKED). Each goes
+/// EXPIRED with approval_status 'rejected' and a request_expired event
+/// (plus its callback outbox row) in `tx`. Returns the expired ids.
+std::vector<std::string> expire_pending_requests(pqxx::transaction_base& tx,
+                                                 const std::string& network_class, int limit,
+                                                 int callback_max_attempts);
 
 } // namespace mg::db

@@ -7,6 +7,7 @@
 #include "domain/provider_answer.hpp"
 #include "domain/reconcile.hpp"
 #include "persistence/db.hpp"
+#include "persistence/movement_store.hpp"
 
 namespace mg::db {
 
@@ -332,13 +333,6 @@ bool recovery_work_waiting(pqxx::transaction_base& tx, const std::string& networ
 
 namespace {
 
-const statement flag_request{
-    "mg_flag_request",
-    "UPDATE movement_requests SET needs_reconcile = needs_reconcile OR $2,"
-    " reconcile_requested_at = CASE WHEN $2 AND NOT needs_reconcile THEN clock_timestamp()"
-    "   ELSE reconcile_requested_at END,"
-    " dispatch_paused = dispatch_paused OR $3, updated_at = clock_timestamp() WHERE id = $1"};
-
 // Node results, one row each, conditional on the claim their producer read
 // (id, attempt_no, claim_token). The request row is never joined: the
 // caller holds or flags it first (lock order: request, then nodes).
@@ -528,7 +522,7 @@ update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node&
   // before the node's. Otherwise the event rows' foreign-key check would
   // take a share lock on the request *after* the node lock, and deadlock
   // with a reconcile that holds the request and waits for the node.
-  exec(tx, flag_request, n.request_id, fx.needs_reconcile, fx.pauses_dispatch);
+  flag_request(tx, n.request_id, fx.needs_reconcile, fx.pauses_dispatch);
   auto r = rows.run([&](const statement& s, const auto&... args) { return exec(tx, s, args...); });
   fx.applied = !r.empty();
   if (!fx.applied)
@@ -554,7 +548,7 @@ std::vector<update_effects> apply_node_results(pqxx::transaction_base& tx,
     auto fx = rows.add(*r.node, r.steps, *r.events);
     const bool flag_reconcile = fx.needs_reconcile && !shared.reconciled_here;
     if (!shared.request_locked || flag_reconcile || fx.pauses_dispatch)
-      batch.add(tx, flag_request, r.node->request_id, flag_reconcile, fx.pauses_dispatch);
+      add_request_flag(tx, batch, r.node->request_id, flag_reconcile, fx.pauses_dispatch);
     effects.push_back(fx);
   }
   for (auto& r : results) {

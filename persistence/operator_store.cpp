@@ -20,44 +20,6 @@ std::string reason_data(const std::string& reason) {
 
 } // namespace
 
-std::optional<existing_request> find_by_idempotency_key(pqxx::transaction_base& tx,
-                                                        const std::string& idempotency_key) {
-  static const statement q{"mg_find_by_idem_key",
-                           "SELECT id, COALESCE(create_body_hash, '') FROM movement_requests"
-                           " WHERE idempotency_key = $1"};
-  auto r = exec(tx, q, idempotency_key);
-  if (r.empty())
-    return std::nullopt;
-  return existing_request{r[0][0].c_str(), r[0][1].c_str()};
-}
-
-void set_create_body_hash(pqxx::transaction_base& tx, const std::string& id,
-                          const std::string& body_hash) {
-  static const statement q{"mg_set_body_hash",
-                           "UPDATE movement_requests SET create_body_hash = $2 WHERE id = $1"};
-  exec(tx, q, id, body_hash);
-}
-
-std::optional<std::string> template_max_amount(pqxx::transaction_base& tx,
-                                               const std::string& template_key, int version) {
-  static const statement q{"mg_template_max_amount",
-                           "SELECT COALESCE(risk_controls ->> 'max_amount', '') FROM templates"
-                           " WHERE template_key = $1 AND version = $2"};
-  auto r = exec(tx, q, template_key, version);
-  if (r.empty())
-    return std::nullopt;
-  return std::string(r[0][0].c_str());
-}
-
-std::string template_asset(pqxx::transaction_base& tx, const std::string& template_key,
-                           int version) {
-  static const statement q{"mg_template_asset",
-                           "SELECT COALESCE(risk_controls ->> 'asset', '') FROM templates"
-                           " WHERE template_key = $1 AND version = $2"};
-  auto r = exec(tx, q, template_key, version);
-  return r.empty() ? std::string() : std::string(r[0][0].c_str());
-}
-
 std::optional<operator_row> lock_request_row(pqxx::transaction_base& tx, const std::string& id) {
   static const statement q{"mg_operator_lock_request",
                            "SELECT request_state, created_by,"

@@ -1,6 +1,6 @@
 #pragma once
-// Writes of the operator transitions (SPEC §5 table): create-body
-// dedup, reject, cancel, resume, retry and manual completion. The caller
+// Writes of the operator transitions (SPEC §5 table): reject, cancel,
+// resume, retry and manual completion. The caller
 // (movement_service) decides whether a transition is allowed from what
 // these read under lock; every write here records its movement_events rows
 // (and callback outbox rows) in the same transaction. Lock order: the
@@ -13,28 +13,6 @@
 #include "persistence/events.hpp"
 
 namespace mg::db {
-
-// --- create ----------------------------------------------------------------
-struct existing_request {
-  std::string id;
-  std::string body_hash;
-};
-
-/// The request holding `idempotency_key`, if any.
-std::optional<existing_request> find_by_idempotency_key(pqxx::transaction_base& tx,
-                                                        const std::string& idempotency_key);
-
-void set_create_body_hash(pqxx::transaction_base& tx, const std::string& id,
-                          const std::string& body_hash);
-
-/// `risk_controls.max_amount` of a template version as text ("" when the
-/// version has none); nullopt when the version does not exist.
-std::optional<std::string> template_max_amount(pqxx::transaction_base& tx,
-                                               const std::string& template_key, int version);
-/// `risk_controls.asset` of a template version: the asset its movements
-/// move ("" when the template names none, or there is no such version).
-std::string template_asset(pqxx::transaction_base& tx, const std::string& template_key,
-                           int version);
 
 // --- request row -------------------------------------------------------------
 /// The request row, locked FOR UPDATE.

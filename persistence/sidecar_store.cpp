@@ -1,34 +1,8 @@
 #include "persistence/sidecar_store.hpp"
 
 #include "persistence/db.hpp"
-#include "persistence/events.hpp"
 
 namespace mg::db {
-
-std::vector<std::string> expire_pending_requests(pqxx::transaction_base& tx,
-                                                 const std::string& network_class, int limit,
-                                                 int callback_max_attempts) {
-  // One statement claims and transitions the batch; rows another
-  // transaction holds (an approval in flight) are skipped, not waited for.
-  static const statement q{
-      "mg_expire_requests",
-      "WITH due AS ("
-      "  SELECT id FROM movement_requests"
-      "  WHERE request_state = 'PENDING_APPROVAL' AND network_class = $1"
-      "    AND expires_at IS NOT NULL AND expires_at < now()"
-      "  LIMIT $2 FOR UPDATE SKIP LOCKED)"
-      " UPDATE movement_requests r SET request_state = 'EXPIRED', approval_status = 'rejected',"
-      "   updated_at = clock_timestamp()"
-      " FROM due WHERE r.id = due.id RETURNING r.id"};
-  std::vector<std::string> ids;
-  for (auto row : exec(tx, q, network_class, limit)) {
-    ids.emplace_back(row[0].c_str());
-    event_batch events(ids.back(), callback_max_attempts);
-    events.add({"request_expired", domain::request_state::expired, "", std::nullopt, "{}"});
-    events.flush(tx);
-  }
-  return ids;
-}
 
 int expire_template_proposals(pqxx::transaction_base& tx, int limit) {
   static const statement q{"mg_expire_proposals",

@@ -1,6 +1,6 @@
 #pragma once
-// The always-on sidecar workers' SQL (reference §5, §6, §8, §9): approval
-// expiry, template-proposal expiry, audit promotion, executor and signer
+// The always-on sidecar workers' SQL (reference §6, §8, §9; approval
+// expiry is the request store's): template-proposal expiry, audit promotion, executor and signer
 // health. Every batch claims with FOR UPDATE SKIP LOCKED, so any number of
 // processes can run the same sidecar.
 #include <optional>
@@ -9,14 +9,6 @@
 #include <vector>
 
 namespace mg::db {
-
-/// Reference lookup: at most `limit` PENDING_APPROVAL requests of
-/// `network_class` whose expires_at has passed (SKIP LOCKED). Each goes
-/// EXPIRED with approval_status 'rejected' and a request_expired event
-/// (plus its callback outbox row) in `tx`. Returns the expired ids.
-std::vector<std::string> expire_pending_requests(pqxx::transaction_base& tx,
-                                                 const std::string& network_class, int limit,
-                                                 int callback_max_attempts);
 
 /// Pending template proposals past expires_at → 'expired' (SKIP LOCKED,
 /// at most `limit`). Returns how many.

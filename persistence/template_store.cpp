@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "domain/json.hpp"
+#include "persistence/db.hpp"
 
 namespace mg::db {
 
@@ -62,6 +63,26 @@ std::shared_ptr<const stored_plan> plan_cache::get(pqxx::transaction_base& tx,
       stored_plan{std::move(*compiled.compiled), std::move(compiled.graph_hash)});
   std::lock_guard<std::mutex> lock(mutex_);
   return plans_.emplace(std::make_pair(key, version), entry).first->second;
+}
+
+std::optional<std::string> template_max_amount(pqxx::transaction_base& tx,
+                                               const std::string& template_key, int version) {
+  static const statement q{"mg_template_max_amount",
+                           "SELECT COALESCE(risk_controls ->> 'max_amount', '') FROM templates"
+                           " WHERE template_key = $1 AND version = $2"};
+  auto r = exec(tx, q, template_key, version);
+  if (r.empty())
+    return std::nullopt;
+  return std::string(r[0][0].c_str());
+}
+
+std::string template_asset(pqxx::transaction_base& tx, const std::string& template_key,
+                           int version) {
+  static const statement q{"mg_template_asset",
+                           "SELECT COALESCE(risk_controls ->> 'asset', '') FROM templates"
+                           " WHERE template_key = $1 AND version = $2"};
+  auto r = exec(tx, q, template_key, version);
+  return r.empty() ? std::string() : std::string(r[0][0].c_str());
 }
 
 } // namespace mg::db

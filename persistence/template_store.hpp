@@ -48,4 +48,13 @@ private:
   std::map<std::pair<std::string, int>, std::shared_ptr<const stored_plan>> plans_;
 };
 
+/// `risk_controls.max_amount` of a template version as text ("" when the
+/// version has none); nullopt when the version does not exist.
+std::optional<std::string> template_max_amount(pqxx::transaction_base& tx,
+                                               const std::string& template_key, int version);
+/// `risk_controls.asset` of a template version: the asset its movements
+/// move ("" when the template names none, or there is no such version).
+std::string template_asset(pqxx::transaction_base& tx, const std::string& template_key,
+                           int version);
+
 } // namespace mg::db

@@ -1,7 +1,7 @@
 #include "actors/workers/expiration_checker.hpp"
 
 #include "config/log.hpp"
-#include "persistence/sidecar_store.hpp"
+#include "persistence/movement_store.hpp"
 
 namespace mg::workers {
 

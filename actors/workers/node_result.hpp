@@ -24,7 +24,7 @@ struct handed_result {
   db::event_batch events;
   /// A second step of the same row write: the dispatcher's inline first
   /// observation of its submit answer.
-  std::optional<db::node_update> then;
+  std::optional<db::node_update> then{};
   /// A dispatcher's submit result: the successors it activates may be
   /// chain-claimed in the transaction that writes it (SPEC §1).
   bool chain = false;

@@ -26,7 +26,7 @@ struct worker_build {
   /// The engine's own workers need these (observe lanes, the dispatchers'
   /// stop flag); the other makers leave them alone.
   caf::actor_system* sys = nullptr;
-  std::shared_ptr<runtime_links> links;
+  std::shared_ptr<runtime_links> links{};
   /// Which instance of a worker with several (dispatchers), from 0.
   int instance = 0;
 };
