@@ -514,12 +514,19 @@ BOOST_FIXTURE_TEST_CASE(cancel_waits_for_a_dispatch_holding_the_request_and_lose
     db::connection_slot c(url);
     return workers::dispatch_pass(c, engine()).processed;
   });
-  // Wait until the dispatcher holds the request row.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (lock_is_free(url, "SELECT 1 FROM movement_requests WHERE id = '" + id +
-                               "' FOR UPDATE NOWAIT") &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Wait until the dispatcher holds the request row: on a loaded machine
+  // its first claim may take seconds, and a cancel that ran first would
+  // test nothing.
+  const std::string lock_request =
+      "SELECT 1 FROM movement_requests WHERE id = '" + id + "' FOR UPDATE NOWAIT";
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  bool held = false;
+  while (!held && std::chrono::steady_clock::now() < deadline) {
+    held = !lock_is_free(url, lock_request);
+    if (!held)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  BOOST_TEST_REQUIRE(held, "the dispatcher never held the request");
   auto audit_before = audits();
   auto started = std::chrono::steady_clock::now();
   auto r = svc.cancel(bob, id, empty);
