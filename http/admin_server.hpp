@@ -21,7 +21,7 @@ namespace mg::http {
 struct admin_hooks {
   std::function<bool()> database_ok;
   std::function<bool()> core_running;
-  /// A JSON document (e.g. db::worker_heartbeats_json's array).
+  /// A JSON document (e.g. services::worker_heartbeats_json's array).
   std::function<std::string()> workers_json;
 };
 

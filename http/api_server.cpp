@@ -53,9 +53,9 @@ struct compiled_route {
 } // namespace
 
 struct api_server::impl {
-  impl(const config::settings& s, std::vector<api::api_key> key_list, db::connection_pool& p,
-       std::vector<route> route_list)
-      : pool(p), limiter(s.api_rate_limit_per_second), server(limits(s)) {
+  impl(const config::settings& s, std::vector<api::api_key> key_list,
+       services::service_context& ctx, std::vector<route> route_list)
+      : service_ctx(ctx), limiter(s.api_rate_limit_per_second), server(limits(s)) {
     for (auto& k : key_list) {
       std::string id = k.key_id;
       keys.emplace(std::move(id), std::move(k));
@@ -68,7 +68,7 @@ struct api_server::impl {
   }
 
   std::map<std::string, api::api_key> keys;
-  db::connection_pool& pool;
+  services::service_context& service_ctx;
   std::vector<compiled_route> routes;
   std::map<std::string, std::pair<std::string, std::string>> statics; // path → (type, body)
   rate_limiter limiter;
@@ -201,7 +201,8 @@ std::optional<api::reply> api_server::impl::remember_nonce(const std::string& ke
                                                            const std::string& nonce) {
   bool fresh = false;
   try {
-    fresh = services::remember_nonce(pool, key_id, nonce, [this] { return prune_due(); });
+    fresh =
+        services::remember_nonce(service_ctx.pool, key_id, nonce, [this] { return prune_due(); });
   } catch (const std::exception& e) {
     log::warn("nonce check failed; answering 503", {{"error", e.what()}});
     return api::error_reply(api::unavailable());
@@ -303,8 +304,8 @@ void api_server::impl::install_handlers() {
 }
 
 api_server::api_server(const config::settings& settings, std::vector<api::api_key> keys,
-                       db::connection_pool& pool, std::vector<route> routes)
-    : impl_(std::make_unique<impl>(settings, std::move(keys), pool, std::move(routes))) {
+                       services::service_context& services, std::vector<route> routes)
+    : impl_(std::make_unique<impl>(settings, std::move(keys), services, std::move(routes))) {
   impl_->install_handlers();
 }
 

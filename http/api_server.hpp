@@ -17,7 +17,7 @@
 #include "domain/api.hpp"
 #include "domain/api_auth.hpp"
 #include "domain/json.hpp"
-#include "persistence/connection_pool.hpp"
+#include "services/service_context.hpp"
 
 namespace mg::http {
 
@@ -54,9 +54,9 @@ struct relayed_request {
 
 class api_server {
 public:
-  /// `nonces` remembers (key_id, nonce) pairs in PostgreSQL (api_nonces).
+  /// Nonces are remembered through `services` (PostgreSQL's api_nonces).
   api_server(const config::settings& settings, std::vector<api::api_key> keys,
-             db::connection_pool& pool, std::vector<route> routes);
+             services::service_context& services, std::vector<route> routes);
   ~api_server();
 
   /// Answers GET `path` (exact, outside /v3) with `body` and no auth

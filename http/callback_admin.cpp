@@ -29,7 +29,7 @@ std::optional<int> parse_limit(const std::string& raw) {
   return v;
 }
 
-api::reply list(db::connection_pool& pool, const admin_request& req) {
+api::reply list(services::service_context& ctx, const admin_request& req) {
   for (const auto& [k, _] : req.query)
     if (k != "status" && k != "limit" && k != "cursor")
       return api::error_reply(api::bad_request("unknown query parameter", {{k, "not allowed"}}));
@@ -43,23 +43,23 @@ api::reply list(db::connection_pool& pool, const admin_request& req) {
   auto cursor = query_value(req, "cursor");
   if (!cursor.empty() && !domain::is_uuid(cursor))
     return api::error_reply(api::bad_request("invalid cursor", {{"cursor", "not a cursor"}}));
-  return services::list_callbacks(pool, status, *limit, cursor);
+  return services::list_callbacks(ctx.pool, status, *limit, cursor);
 }
 
-api::reply redeliver(db::connection_pool& pool, const admin_request& req) {
-  return services::redeliver_callback(pool, req.params.at(0), "admin-token");
+api::reply redeliver(services::service_context& ctx, const admin_request& req) {
+  return services::redeliver_callback(ctx.pool, req.params.at(0), "admin-token");
 }
 
 } // namespace
 
-std::vector<admin_route> callback_admin_routes(db::connection_pool& pool) {
+std::vector<admin_route> callback_admin_routes(services::service_context& ctx) {
   std::vector<admin_route> routes;
-  routes.push_back({"GET", "/admin/callbacks", true, [&pool](const admin_request& req) {
-                      return list(pool, req);
+  routes.push_back({"GET", "/admin/callbacks", true, [&ctx](const admin_request& req) {
+                      return list(ctx, req);
                     }});
   routes.push_back(
-      {"POST", "/admin/callbacks/([^/]+)/redeliver", true, [&pool](const admin_request& req) {
-         return redeliver(pool, req);
+      {"POST", "/admin/callbacks/([^/]+)/redeliver", true, [&ctx](const admin_request& req) {
+         return redeliver(ctx, req);
        }});
   return routes;
 }

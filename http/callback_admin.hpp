@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "http/admin_server.hpp"
-#include "persistence/connection_pool.hpp"
+#include "services/service_context.hpp"
 
 namespace mg::http {
 
-std::vector<admin_route> callback_admin_routes(db::connection_pool& pool);
+std::vector<admin_route> callback_admin_routes(services::service_context& ctx);
 
 } // namespace mg::http

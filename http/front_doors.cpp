@@ -16,16 +16,12 @@
 #include "http/metrics_route.hpp"
 #include "http/openapi.hpp"
 #include "http/routes.hpp"
-#include "persistence/db.hpp"
+#include "services/api_pool.hpp"
 #include "services/health_service.hpp"
 
 namespace mg::http {
 
 namespace {
-
-/// The API's own connections: enough for the server's worker threads to
-/// rarely wait, few enough to leave PostgreSQL's 100 to the workers.
-constexpr size_t api_pool_size = 8;
 
 std::vector<api::api_key> read_api_keys(const std::string& path) {
   if (path.empty()) {
@@ -49,14 +45,13 @@ std::vector<api::api_key> read_api_keys(const std::string& path) {
 front_doors::front_doors(const config::settings& settings, db::plan_cache& plans,
                          const domain::provider_registry* providers, front_door_hooks hooks)
     : settings_(settings), hooks_(std::move(hooks)) {
-  pool_ = std::make_unique<db::connection_pool>(
-      db::with_application_name(settings.database_url, db::api_application_name()), api_pool_size);
+  pool_ = services::open_api_pool(settings);
   ctx_.reset(
       new services::service_context{*pool_, settings_, plans, hooks_.request_changed, providers});
   movements_ = std::make_unique<services::movement_service>(*ctx_);
   catalog_ = std::make_unique<services::catalog_service>(*ctx_);
   keys_ = read_api_keys(settings.api_keys_file);
-  api_ = std::make_unique<api_server>(settings_, keys_, *pool_, v3_routes(*movements_, *catalog_));
+  api_ = std::make_unique<api_server>(settings_, keys_, *ctx_, v3_routes(*movements_, *catalog_));
   api_->serve_static("/openapi.json", "application/json", openapi_document()); // no auth
   admin_hooks ah;
   ah.database_ok = [this] {
@@ -83,9 +78,8 @@ front_doors::front_doors(const config::settings& settings, db::plan_cache& plans
     admin_routes.push_back(std::move(r));
   for (auto& r : api_relay_routes(*api_)) // /relay/v3/...: the page's signed calls
     admin_routes.push_back(std::move(r));
-  admin_routes.push_back(metrics_route(*pool_, settings_.network_class,
-                                       settings_.cluster_lease_seconds)); // GET /metrics
-  for (auto& r : callback_admin_routes(*pool_)) // GET /admin/callbacks, POST …/redeliver
+  admin_routes.push_back(metrics_route(*ctx_)); // GET /metrics
+  for (auto& r : callback_admin_routes(*ctx_))  // GET /admin/callbacks, POST …/redeliver
     admin_routes.push_back(std::move(r));
   admin_ = std::make_unique<admin_server>(settings_, std::move(ah), std::move(admin_routes));
 }

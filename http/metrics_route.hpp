@@ -8,8 +8,7 @@
 
 #include "config/metrics.hpp"
 #include "http/admin_server.hpp"
-#include "persistence/connection_pool.hpp"
-#include "persistence/metrics_store.hpp"
+#include "services/service_context.hpp"
 
 namespace mg::http {
 
@@ -28,19 +27,11 @@ void record_http_request(const std::string& listener, const std::string& method,
                          const std::string& route, int status,
                          std::chrono::steady_clock::time_point started);
 
-/// The database families (every known state present, zero when empty).
-std::vector<metrics::family> database_families(const db::metrics_snapshot& s);
-
-/// movegate_db_pool_connections{state="in_use|idle"} and its bound.
-std::vector<metrics::family> pool_families(const db::connection_pool::usage& u);
-
 /// The whole exposition: process series, pool use and the database's
 /// (when the database is unreachable: movegate_database_up 0 and no rows).
-std::string render_metrics(db::connection_pool& pool, const std::string& network_class,
-                           double lease_seconds);
+std::string render_metrics(services::service_context& ctx);
 
-/// The /metrics admin route (`lease_seconds`: MG_CLUSTER_LEASE_SECONDS).
-admin_route metrics_route(db::connection_pool& pool, std::string network_class,
-                          double lease_seconds);
+/// The /metrics admin route.
+admin_route metrics_route(services::service_context& ctx);
 
 } // namespace mg::http

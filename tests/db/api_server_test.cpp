@@ -72,10 +72,13 @@ long long now_s() {
 // One api_server on a free port, with its own pool on the test database.
 struct front {
   front(const config::settings& s, const std::string& url)
-      : pool(url, 2), server(s, test_keys(), pool, test_routes()) {
+      : pool(url, 2), services{pool, s, plans, {}, nullptr},
+        server(s, test_keys(), services, test_routes()) {
     port = server.start("127.0.0.1:0");
   }
   db::connection_pool pool;
+  db::plan_cache plans;
+  services::service_context services;
   http::api_server server;
   int port = 0;
 
@@ -529,7 +532,8 @@ BOOST_FIXTURE_TEST_CASE(database_lost_503_then_serves_again, test::db_fixture) {
 
 BOOST_FIXTURE_TEST_CASE(database_unreachable_503, test::db_fixture) {
   db::connection_pool dead("postgresql://127.0.0.1:1/nowhere?connect_timeout=2", 2);
-  http::api_server server(settings, test_keys(), dead, test_routes());
+  services::service_context nowhere{dead, settings, ctx->plans, {}, nullptr};
+  http::api_server server(settings, test_keys(), nowhere, test_routes());
   int port = server.start("127.0.0.1:0");
   test::api_client c(port, "reader", reader_secret);
   expect_error(c.get("/v3/things"), 503, "unavailable");
@@ -561,14 +565,15 @@ BOOST_FIXTURE_TEST_CASE(requests_logged_at_debug_without_secrets, test::db_fixtu
 
 BOOST_FIXTURE_TEST_CASE(start_binds_free_port_and_stop_is_idempotent, test::db_fixture) {
   db::connection_pool pool(url, 1);
-  http::api_server a(settings, test_keys(), pool, test_routes());
-  http::api_server b(settings, test_keys(), pool, test_routes());
+  services::service_context services{pool, settings, ctx->plans, {}, nullptr};
+  http::api_server a(settings, test_keys(), services, test_routes());
+  http::api_server b(settings, test_keys(), services, test_routes());
   int pa = a.start("127.0.0.1:0");
   int pb = b.start("127.0.0.1:0");
   BOOST_TEST(pa > 0);
   BOOST_TEST(pb > 0);
   BOOST_TEST(pa != pb);
-  http::api_server clash(settings, test_keys(), pool, test_routes());
+  http::api_server clash(settings, test_keys(), services, test_routes());
   BOOST_CHECK_THROW(clash.start("127.0.0.1:" + std::to_string(pa)), std::runtime_error);
   a.stop();
   a.stop();

@@ -21,6 +21,7 @@
 #include "http/callback_admin.hpp"
 #include "persistence/callback_store.hpp"
 #include "persistence/connection_pool.hpp"
+#include "services/service_context.hpp"
 #include "tests/support/callback_receiver.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/db_helpers.hpp"
@@ -456,7 +457,8 @@ BOOST_FIXTURE_TEST_CASE(admin_lists_and_redelivers, callback_fixture) {
   auto first_event = col(rows[0], "event_id");
 
   db::connection_pool pool(url, 2);
-  auto routes = http::callback_admin_routes(pool);
+  services::service_context services{pool, settings, ctx->plans, {}, nullptr};
+  auto routes = http::callback_admin_routes(services);
   auto list = route(routes, "GET");
   auto redeliver = route(routes, "POST");
 

@@ -9,6 +9,7 @@
 
 #include "config/metrics.hpp"
 #include "http/metrics_route.hpp"
+#include "services/database_metrics.hpp"
 
 using namespace mg;
 
@@ -95,7 +96,7 @@ BOOST_AUTO_TEST_CASE(database_families_list_every_state_and_quantiles) {
   s.cluster_members_live = 2;
   s.cluster_members_expired = 1;
   s.dispatch = {0.01, 0.2, 7};
-  auto text = metrics::render(http::database_families(s));
+  auto text = metrics::render(services::database_families(s));
   BOOST_TEST(text.find("movegate_requests{state=\"EXECUTING\"} 3\n") != std::string::npos);
   BOOST_TEST(text.find("movegate_requests{state=\"PENDING_APPROVAL\"} 0\n") != std::string::npos);
   BOOST_TEST(text.find("movegate_nodes{state=\"SUBMITTING\"} 0\n") != std::string::npos);
@@ -112,7 +113,7 @@ BOOST_AUTO_TEST_CASE(database_families_list_every_state_and_quantiles) {
              std::string::npos);
   BOOST_TEST(text.find("movegate_observe_latency_seconds{percentile=\"50\"} NaN\n") !=
              std::string::npos);
-  auto pool = metrics::render(http::pool_families({2, 3, 8}));
+  auto pool = metrics::render(services::pool_families({2, 3, 8}));
   BOOST_TEST(pool.find("movegate_db_pool_connections{state=\"in_use\"} 2\n") != std::string::npos);
   BOOST_TEST(pool.find("movegate_db_pool_connections{state=\"idle\"} 3\n") != std::string::npos);
 }

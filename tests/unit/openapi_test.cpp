@@ -54,7 +54,7 @@ struct route_tables {
   services::service_context ctx{pool, settings, plans, {}, nullptr};
   services::movement_service movements{ctx};
   services::catalog_service catalog{ctx};
-  http::api_server relay_target{settings, {}, pool, {}}; // never started
+  http::api_server relay_target{settings, {}, ctx, {}}; // never started
 
   std::set<std::string> v3() {
     std::set<std::string> out;
@@ -69,9 +69,9 @@ struct route_tables {
     std::vector<http::admin_route> routes = http::admin_view_routes(ctx);
     for (auto& r : http::admin_page_routes())
       routes.push_back(r);
-    for (auto& r : http::callback_admin_routes(pool))
+    for (auto& r : http::callback_admin_routes(ctx))
       routes.push_back(r);
-    routes.push_back(http::metrics_route(pool, "devnet", 8));
+    routes.push_back(http::metrics_route(ctx));
     for (auto& r : http::api_relay_routes(relay_target))
       routes.push_back(r);
     for (auto& r : routes)
