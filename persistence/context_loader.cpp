@@ -48,36 +48,34 @@ struct completed_rows {
   std::map<std::string, std::string> artifacts;
 };
 
+/// completed_nodes_sql's answer, parsed.
+completed_rows parse_completed(const std::string& completed) {
+  completed_rows out;
+  auto rows = json::parse_trusted(completed, "completed nodes");
+  for (auto& row : rows.GetArray()) {
+    std::string key = row[0].GetString();
+    out.refs[key] = row[1].GetString();
+    out.artifacts[key] = row[2].GetString();
+  }
+  return out;
+}
+
 /// One statement for every node of `wanted`, answered in its order.
-std::vector<completed_rows> read_completed(pqxx::transaction_base& tx,
-                                           const std::vector<context_request>& wanted,
-                                           const std::vector<std::vector<std::string>>& preds) {
-  // $2/$3 pair each node (its ordinal) with its direct predecessors' keys.
-  static const statement q{
-      "mg_context_nodes",
-      "SELECT w.ord, n.node_key, n.provider_refs::text,"
-      " CASE WHEN (w.ord, n.node_key) IN (SELECT * FROM unnest($2::bigint[], $3::text[]))"
-      " THEN COALESCE((SELECT json_agg(json_build_object("
-      "   'node_key', n.node_key, 'kind', a.kind, 'attempt_no', a.attempt_no,"
-      "   'payload', a.payload) ORDER BY a.created_at) FROM node_artifacts a"
-      "   WHERE a.node_id = n.id AND a.attempt_no = n.attempt_no), '[]') ELSE '[]' END::text"
-      " FROM unnest($1::uuid[]) WITH ORDINALITY AS w(request_id, ord)"
-      " JOIN movement_request_nodes n"
-      "   ON n.request_id = w.request_id AND n.node_state = 'COMPLETED'"};
-  std::vector<std::string> requests, pred_of, pred_keys;
-  for (size_t i = 0; i < wanted.size(); ++i) {
-    requests.push_back(wanted[i].node->request_id);
-    for (auto& key : preds[i]) {
-      pred_of.push_back(std::to_string(i + 1));
-      pred_keys.push_back(key);
-    }
-  }
-  std::vector<completed_rows> out(wanted.size());
-  for (auto row : exec(tx, q, text_array(requests), text_array(pred_of), text_array(pred_keys))) {
-    auto& into = out.at(row[0].as<size_t>() - 1);
-    into.refs[row[1].c_str()] = row[2].c_str();
-    into.artifacts[row[1].c_str()] = row[3].c_str();
-  }
+std::vector<std::string> read_completed(pqxx::transaction_base& tx,
+                                        const std::vector<context_request>& wanted) {
+  static const statement q{"mg_context_nodes",
+                           "SELECT w.ord, " + std::string(completed_nodes_sql) +
+                               " FROM unnest($1::uuid[]) WITH ORDINALITY AS w(id, ord)"
+                               " JOIN movement_request_nodes n ON n.id = w.id"
+                               " JOIN movement_requests r ON r.id = n.request_id"};
+  std::vector<std::string> out(wanted.size(), "[]");
+  if (wanted.empty())
+    return out;
+  std::vector<std::string> ids;
+  for (auto& w : wanted)
+    ids.push_back(w.node->id);
+  for (auto row : exec(tx, q, text_array(ids)))
+    out.at(row[0].as<size_t>() - 1) = row[1].c_str();
   return out;
 }
 
@@ -145,19 +143,41 @@ context_result assemble_context(const context_request& wanted,
   return out;
 }
 
+/// The context of `wanted.node` from what completed_nodes_sql read for it.
+context_result context_from_completed(const context_request& wanted, const std::string& completed) {
+  auto preds = direct_predecessor_keys(wanted.plan->plan, wanted.node->node_key);
+  return assemble_context(wanted, preds, parse_completed(completed));
+}
+
 } // namespace
+
+const char* const completed_nodes_sql =
+    "(SELECT COALESCE(json_agg(json_build_array(c.node_key, c.provider_refs::text,"
+    "  CASE WHEN c.node_key IN (SELECT te.from_key FROM template_edges te"
+    "   WHERE te.template_key = r.template_key AND te.version = r.template_version"
+    "   AND te.to_key = n.node_key)"
+    "  THEN COALESCE((SELECT json_agg(json_build_object('node_key', c.node_key, 'kind', a.kind,"
+    "   'attempt_no', a.attempt_no, 'payload', a.payload) ORDER BY a.created_at)"
+    "   FROM node_artifacts a WHERE a.node_id = c.id AND a.attempt_no = c.attempt_no), '[]')"
+    "  ELSE '[]' END::text)), '[]')::text"
+    " FROM movement_request_nodes c WHERE c.request_id = n.request_id"
+    "  AND c.node_state = 'COMPLETED')";
 
 std::vector<context_result> build_contexts(pqxx::transaction_base& tx,
                                            const std::vector<context_request>& wanted) {
-  std::vector<std::vector<std::string>> preds;
-  for (auto& w : wanted)
-    preds.push_back(direct_predecessor_keys(w.plan->plan, w.node->node_key));
   std::vector<context_result> out;
   if (wanted.empty())
     return out;
-  auto completed = read_completed(tx, wanted, preds);
-  for (size_t i = 0; i < wanted.size(); ++i)
-    out.push_back(assemble_context(wanted[i], preds[i], completed[i]));
+  // What a claim did not read with its node, read in one statement.
+  std::vector<context_request> unread;
+  for (auto& w : wanted)
+    if (!w.node->completed_for_context)
+      unread.push_back(w);
+  auto read = read_completed(tx, unread);
+  size_t next_read = 0;
+  for (auto& w : wanted)
+    out.push_back(context_from_completed(
+        w, w.node->completed_for_context ? *w.node->completed_for_context : read.at(next_read++)));
   return out;
 }
 

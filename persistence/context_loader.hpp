@@ -29,8 +29,17 @@ struct context_request {
   int attempt_no = 0;
 };
 
-/// The contexts of several nodes, read in one statement; answered in the
-/// order of `wanted`, each as build_context would have built it.
+/// A scalar subquery on a node row `n` and its request row `r` that reads
+/// what a context needs of the database: the request's COMPLETED nodes'
+/// provider_refs and, for the node's direct predecessors, their latest
+/// attempt's artifacts. The dispatch claims select it (a claimed node's
+/// `completed_for_context`), so a context costs no round trip of its own.
+extern const char* const completed_nodes_sql;
+
+/// The contexts of several nodes, read in one statement (none for a node
+/// whose claim read its `completed_for_context`, in the same transaction);
+/// answered in the order of `wanted`, each as build_context would have
+/// built it.
 std::vector<context_result> build_contexts(pqxx::transaction_base& tx,
                                            const std::vector<context_request>& wanted);
 

@@ -79,23 +79,11 @@ create_result create_request(pqxx::transaction_base& tx, plan_cache& plans, cons
 
 namespace {
 
-struct locked_request {
-  request_state state;
-  bool dispatch_paused;
-  bool attention_raised;
-  bool needs_reconcile;
-  std::vector<std::string> frontier;
-  std::string template_key;
-  int template_version;
-  bool has_callback;
-  std::vector<domain::node_view> nodes; // locked too while the request is active
-};
-
-/// Locks the request rows (in id order) and, of those still active, their
-/// nodes, in one round trip. Lock order stays requests, then nodes: the
-/// nodes' scan is keyed on an array the requests' CTE yields first, so every
-/// request row is locked before any node row.
-std::string lock_requests_and_nodes_sql(lock_wait wait) {
+/// Locks the request rows (in id order) and then all their nodes, in one
+/// round trip. Lock order stays requests, then nodes: the nodes' scan is
+/// keyed on an array the requests' CTE yields first, so every request row is
+/// locked before any node row.
+std::string lock_requests_with_nodes_sql(lock_wait wait) {
   return std::string(
              "WITH req AS MATERIALIZED ("
              "  SELECT id, request_state, dispatch_paused, attention_raised, needs_reconcile,"
@@ -105,45 +93,18 @@ std::string lock_requests_and_nodes_sql(lock_wait wait) {
          (wait == lock_wait::skip_locked ? " SKIP LOCKED" : "") +
          "),"
          " nodes AS MATERIALIZED ("
-         "  SELECT request_id, position, node_key, node_state,"
-         "   COALESCE(error_code, '') AS error_code,"
+         "  SELECT request_id, position, id, attempt_no, claim_token, observe_count, node_key,"
+         "   node_state, COALESCE(error_code, '') AS error_code,"
          "   COALESCE(extract(epoch FROM clock_timestamp() - unknown_since)::float8, 0) AS "
          "unknown_for"
-         "  FROM movement_request_nodes WHERE request_id = ANY(ARRAY(SELECT id FROM req"
-         "   WHERE request_state IN ('APPROVED', 'EXECUTING', 'WAITING_MANUAL_ACTION')))"
+         "  FROM movement_request_nodes WHERE request_id = ANY(ARRAY(SELECT id FROM req))"
          "  ORDER BY request_id, position FOR UPDATE)"
          " SELECT req.id::text, req.request_state, req.dispatch_paused, req.attention_raised,"
          "  req.needs_reconcile, req.frontier, req.template_key, req.template_version,"
-         "  req.has_callback, nodes.node_key, nodes.node_state, nodes.error_code, nodes.unknown_for"
+         "  req.has_callback, nodes.id::text, nodes.attempt_no, nodes.claim_token::text,"
+         "  nodes.observe_count, nodes.node_key, nodes.node_state, nodes.error_code,"
+         "  nodes.unknown_for"
          " FROM req LEFT JOIN nodes ON nodes.request_id = req.id ORDER BY req.id, nodes.position";
-}
-
-std::map<std::string, locked_request> lock_requests_and_nodes(pqxx::transaction_base& tx,
-                                                              const std::vector<std::string>& ids,
-                                                              lock_wait wait) {
-  static const statement waiting{"mg_lock_requests_nodes",
-                                 lock_requests_and_nodes_sql(lock_wait::wait)};
-  static const statement skipping{"mg_lock_requests_nodes_skip",
-                                  lock_requests_and_nodes_sql(lock_wait::skip_locked)};
-  std::map<std::string, locked_request> out;
-  for (auto row : exec(tx, wait == lock_wait::wait ? waiting : skipping, text_array(ids))) {
-    auto [it, fresh] = out.try_emplace(row[0].c_str());
-    auto& req = it->second;
-    if (fresh)
-      req = locked_request{request_state_of(row[1]),
-                           row[2].as<bool>(),
-                           row[3].as<bool>(),
-                           row[4].as<bool>(),
-                           json_string_array(row[5].c_str()),
-                           row[6].c_str(),
-                           row[7].as<int>(),
-                           row[8].as<bool>(),
-                           {}};
-    if (!row[9].is_null())
-      req.nodes.push_back(
-          {row[9].c_str(), node_state_of(row[10]), row[11].c_str(), row[12].as<double>()});
-  }
-  return out;
 }
 
 std::string request_event_type(request_state s) {
@@ -253,10 +214,10 @@ struct request_writes {
 
 /// One locked request's reconcile: its outcome, with what it writes queued
 /// on `writes` (or `clear_flags`) and its events in `events`.
-reconcile_outcome reconcile_locked(const std::string& id, locked_request& req, plan_cache& plans,
-                                   pqxx::transaction_base& tx, const reconcile_settings& settings,
-                                   request_writes& writes, std::vector<std::string>& clear_flags,
-                                   event_batch& events) {
+reconcile_outcome reconcile_locked(const std::string& id, const locked_request& req,
+                                   plan_cache& plans, pqxx::transaction_base& tx,
+                                   const reconcile_settings& settings, request_writes& writes,
+                                   std::vector<std::string>& clear_flags, event_batch& events) {
   reconcile_outcome out;
   out.found = true;
   out.request_state = req.state;
@@ -275,7 +236,8 @@ reconcile_outcome reconcile_locked(const std::string& id, locked_request& req, p
   in.dispatch_paused = req.dispatch_paused;
   in.attention_raised = req.attention_raised;
   in.frontier = req.frontier;
-  in.nodes = std::move(req.nodes);
+  for (auto& n : req.nodes)
+    in.nodes.push_back(n.view);
   in.unknown_escalate_seconds = settings.unknown_escalate_seconds;
   auto actions = domain::reconcile(stored->plan, in);
   out.changed = actions.changes_anything(in);
@@ -296,7 +258,7 @@ reconcile_outcome reconcile_locked(const std::string& id, locked_request& req, p
 }
 
 std::vector<std::string> unlocked_ids(const std::vector<std::string>& ids,
-                                      const std::map<std::string, locked_request>& locked) {
+                                      const locked_requests& locked) {
   std::vector<std::string> out;
   for (auto& id : ids)
     if (!locked.count(id))
@@ -317,17 +279,50 @@ std::set<std::string> existing_requests(pqxx::transaction_base& tx,
 
 } // namespace
 
-std::vector<reconcile_outcome> reconcile_requests(pqxx::transaction_base& tx, plan_cache& plans,
-                                                  std::vector<std::string> request_ids,
-                                                  const reconcile_settings& settings,
-                                                  event_batch* gather_events, lock_wait wait,
-                                                  write_batch* pending) {
+locked_requests lock_requests_with_nodes(pqxx::transaction_base& tx,
+                                         std::vector<std::string> request_ids, lock_wait wait) {
+  static const statement waiting{"mg_lock_requests_nodes",
+                                 lock_requests_with_nodes_sql(lock_wait::wait)};
+  static const statement skipping{"mg_lock_requests_nodes_skip",
+                                  lock_requests_with_nodes_sql(lock_wait::skip_locked)};
   std::sort(request_ids.begin(), request_ids.end());
   request_ids.erase(std::unique(request_ids.begin(), request_ids.end()), request_ids.end());
-  auto locked = lock_requests_and_nodes(tx, request_ids, wait);
+  locked_requests out;
+  if (request_ids.empty())
+    return out;
+  for (auto row : exec(tx, wait == lock_wait::wait ? waiting : skipping, text_array(request_ids))) {
+    auto [it, fresh] = out.try_emplace(row[0].c_str());
+    auto& req = it->second;
+    if (fresh)
+      req = locked_request{request_state_of(row[1]),
+                           row[2].as<bool>(),
+                           row[3].as<bool>(),
+                           row[4].as<bool>(),
+                           json_string_array(row[5].c_str()),
+                           row[6].c_str(),
+                           row[7].as<int>(),
+                           row[8].as<bool>(),
+                           {}};
+    if (!row[9].is_null())
+      req.nodes.push_back(
+          {row[9].c_str(),
+           row[10].as<int>(),
+           row[11].is_null() ? "" : row[11].c_str(),
+           row[12].as<int>(),
+           {row[13].c_str(), node_state_of(row[14]), row[15].c_str(), row[16].as<double>()}});
+  }
+  return out;
+}
+
+std::vector<reconcile_outcome>
+reconcile_locked_requests(pqxx::transaction_base& tx, plan_cache& plans, locked_requests& locked,
+                          std::vector<std::string> request_ids, const reconcile_settings& settings,
+                          event_batch* gather_events, write_batch* pending) {
+  std::sort(request_ids.begin(), request_ids.end());
+  request_ids.erase(std::unique(request_ids.begin(), request_ids.end()), request_ids.end());
   std::set<std::string> held_elsewhere;
-  if (wait == lock_wait::skip_locked && locked.size() < request_ids.size())
-    held_elsewhere = existing_requests(tx, unlocked_ids(request_ids, locked));
+  if (auto missing = unlocked_ids(request_ids, locked); !missing.empty())
+    held_elsewhere = existing_requests(tx, missing);
   event_batch own_events("", settings.callback_max_attempts);
   auto& events = gather_events ? *gather_events : own_events;
   request_writes writes;
@@ -354,6 +349,16 @@ std::vector<reconcile_outcome> reconcile_requests(pqxx::transaction_base& tx, pl
   if (!pending && !batch.empty())
     batch.run(tx);
   return outcomes;
+}
+
+std::vector<reconcile_outcome> reconcile_requests(pqxx::transaction_base& tx, plan_cache& plans,
+                                                  std::vector<std::string> request_ids,
+                                                  const reconcile_settings& settings,
+                                                  event_batch* gather_events, lock_wait wait,
+                                                  write_batch* pending) {
+  auto locked = lock_requests_with_nodes(tx, request_ids, wait);
+  return reconcile_locked_requests(tx, plans, locked, std::move(request_ids), settings,
+                                   gather_events, pending);
 }
 
 reconcile_outcome reconcile_request(pqxx::transaction_base& tx, plan_cache& plans,
@@ -496,23 +501,6 @@ std::vector<std::string> reconcile_sweep_candidates(pqxx::transaction_base& tx,
   for (auto row : r)
     ids.emplace_back(row[0].c_str());
   return ids;
-}
-
-bool try_lock_request(pqxx::transaction_base& tx, const std::string& request_id) {
-  return !tx.exec_params("SELECT 1 FROM movement_requests WHERE id = $1 FOR UPDATE SKIP LOCKED",
-                         request_id)
-              .empty();
-}
-
-std::set<std::string> try_lock_requests(pqxx::transaction_base& tx,
-                                        const std::vector<std::string>& request_ids) {
-  static const statement q{"mg_try_lock_requests",
-                           "SELECT id::text FROM movement_requests WHERE id = ANY($1::uuid[])"
-                           " ORDER BY id FOR UPDATE SKIP LOCKED"};
-  std::set<std::string> out;
-  for (auto row : exec(tx, q, text_array(request_ids)))
-    out.insert(row[0].c_str());
-  return out;
 }
 
 std::optional<request_snapshot> load_request(pqxx::transaction_base& tx,

@@ -2,6 +2,7 @@
 // Movement requests: create, approve, reconcile, expire, read, and every
 // other write of a request's own row but the operator transitions
 // (operator_store).
+#include <map>
 #include <optional>
 #include <pqxx/pqxx>
 #include <set>
@@ -77,6 +78,47 @@ struct reconcile_outcome {
 /// passes over it.
 enum class lock_wait { wait, skip_locked };
 
+/// A node locked with its request: how reconcile sees it, and the claim a
+/// worker's result is re-checked against.
+struct locked_node {
+  std::string id;
+  int attempt_no = 0;
+  std::string claim_token; // "" when none
+  int observe_count = 0;
+  domain::node_view view;
+};
+
+/// A request row locked with all its nodes.
+struct locked_request {
+  domain::request_state state = domain::request_state::pending_approval;
+  bool dispatch_paused = false;
+  bool attention_raised = false;
+  bool needs_reconcile = false;
+  std::vector<std::string> frontier;
+  std::string template_key;
+  int template_version = 0;
+  bool has_callback = false;
+  std::vector<locked_node> nodes; // in position order
+};
+
+/// Locked requests by id.
+using locked_requests = std::map<std::string, locked_request>;
+
+/// Locks the rows of `request_ids` (any order, duplicates allowed) in id
+/// order and then all their nodes, in one round trip; with
+/// lock_wait::skip_locked a row another transaction holds is passed over
+/// (absent from the answer).
+locked_requests lock_requests_with_nodes(pqxx::transaction_base& tx,
+                                         std::vector<std::string> request_ids, lock_wait wait);
+
+/// reconcile_requests on rows `locked` already holds (as the caller changed
+/// them in memory since): the ids not in `locked` are not reconciled
+/// (`held_elsewhere` when they exist). Outcomes in id order.
+std::vector<reconcile_outcome>
+reconcile_locked_requests(pqxx::transaction_base& tx, plan_cache& plans, locked_requests& locked,
+                          std::vector<std::string> request_ids, const reconcile_settings& settings,
+                          event_batch* gather_events, write_batch* pending);
+
 /// Reconciles one request in `tx`: locks the request row, then its nodes,
 /// applies domain::reconcile's actions with their events and clears
 /// needs_reconcile. The caller commits. With `gather_events`, the events
@@ -145,14 +187,6 @@ std::vector<std::string> reconcile_sweep_candidates(pqxx::transaction_base& tx,
                                                     const std::string& network_class,
                                                     double unknown_escalate_seconds, int limit,
                                                     double grace_seconds = 1.0);
-
-/// Locks the request row unless someone else holds it (SKIP LOCKED).
-bool try_lock_request(pqxx::transaction_base& tx, const std::string& request_id);
-
-/// Locks the rows of `request_ids` in id order, passing over those another
-/// transaction holds (SKIP LOCKED); answers the ids it locked.
-std::set<std::string> try_lock_requests(pqxx::transaction_base& tx,
-                                        const std::vector<std::string>& request_ids);
 
 /// The NOTIFY channel dispatchers LISTEN on (payload: the sender's
 /// application_name).

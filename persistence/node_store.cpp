@@ -6,6 +6,7 @@
 #include "domain/json.hpp"
 #include "domain/provider_answer.hpp"
 #include "domain/reconcile.hpp"
+#include "persistence/context_loader.hpp"
 #include "persistence/db.hpp"
 #include "persistence/movement_store.hpp"
 
@@ -27,14 +28,16 @@ constexpr const char* node_columns =
 
 // The dispatch claim also reads the latest predecessor's last change (its
 // COMPLETED, for a READY node) for the hop metric: a few primary-key
-// lookups, no scan.
+// lookups, no scan. And what the node's context reads of its request, in
+// the claim's round trip.
 const std::string dispatch_columns =
     std::string(node_columns) +
     ", COALESCE((SELECT extract(epoch FROM clock_timestamp() - max(p.updated_at))"
     "  FROM template_edges te JOIN movement_request_nodes p ON p.request_id = n.request_id"
     "   AND p.node_key = te.from_key WHERE te.template_key = r.template_key"
     "   AND te.version = r.template_version AND te.to_key = n.node_key)::float8, -1)"
-    " AS since_predecessors";
+    " AS since_predecessors, " +
+    completed_nodes_sql + " AS completed_for_context";
 
 // Whether a node row may be claimed ($2: network class). A claim puts this
 // in its select list, not in its WHERE: a WHERE naming node or request
@@ -78,6 +81,8 @@ claimed_node to_claimed(const pqxx::row& r) {
   n.observe_count = r[25].as<int>();
   if (r.size() > 26 && std::string(r[26].name()) == "since_predecessors")
     n.seconds_since_predecessors = r[26].as<double>();
+  if (r.size() > 27 && std::string(r[27].name()) == "completed_for_context")
+    n.completed_for_context = r[27].c_str();
   return n;
 }
 
@@ -434,6 +439,8 @@ struct update_rows {
         token = u.token;
     }
     auto& last = steps.back();
+    fx.state_after = last.next_state;
+    fx.keeps_unknown_since = was_unknown && !left_unknown;
     ids.push_back(n.id);
     attempts.push_back(std::to_string(n.attempt_no));
     tokens.push_back(n.claim_token.empty() ? std::nullopt : std::optional(n.claim_token));
@@ -443,13 +450,14 @@ struct update_rows {
     provider_ref_ids.push_back(ref_id);
     auto code = domain::storable_text(last.error_code, 128);
     auto detail = domain::storable_text(last.error_detail);
+    fx.error_code_after = code;
     error_codes.push_back(code.empty() ? std::nullopt : std::optional(code));
     error_details.push_back(detail.empty() ? std::nullopt : std::optional(detail));
     observe_in.push_back(last.next_observe_in_seconds
                              ? std::optional(std::to_string(*last.next_observe_in_seconds))
                              : std::nullopt);
     observations.push_back(std::to_string(observed));
-    keeps_unknown_since.push_back(was_unknown && !left_unknown ? "t" : "f");
+    keeps_unknown_since.push_back(fx.keeps_unknown_since ? "t" : "f");
     token_changes.push_back(token_change_name(token));
     return fx;
   }
@@ -485,33 +493,6 @@ stale_write stale(const std::vector<node_result>& results, const pqxx::result& w
 
 } // namespace
 
-std::set<std::string> lock_current_claims(pqxx::transaction_base& tx,
-                                          const std::vector<const claimed_node*>& claims) {
-  static const statement q{
-      "mg_lock_current_claims",
-      "SELECT n.id::text FROM movement_request_nodes n"
-      " JOIN movement_requests r ON r.id = n.request_id"
-      " JOIN unnest($1::uuid[], $2::int[], $3::uuid[], $4::text[], $5::int[])"
-      "   AS c(id, attempt_no, token, node_state, observe_count) ON c.id = n.id"
-      " WHERE n.attempt_no = c.attempt_no AND n.claim_token IS NOT DISTINCT FROM c.token"
-      "   AND n.node_state = c.node_state AND n.observe_count = c.observe_count"
-      " ORDER BY r.id, n.id FOR UPDATE OF r, n"};
-  std::vector<std::string> ids, attempts, states, observations;
-  std::vector<std::optional<std::string>> tokens;
-  for (auto* n : claims) {
-    ids.push_back(n->id);
-    attempts.push_back(std::to_string(n->attempt_no));
-    tokens.push_back(n->claim_token.empty() ? std::nullopt : std::optional(n->claim_token));
-    states.emplace_back(domain::to_string(n->node_state));
-    observations.push_back(std::to_string(n->observe_count));
-  }
-  std::set<std::string> current;
-  for (auto row : exec(tx, q, text_array(ids), text_array(attempts), nullable_text_array(tokens),
-                       text_array(states), text_array(observations)))
-    current.insert(row[0].c_str());
-  return current;
-}
-
 update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node& n,
                                  const node_update& u, event_batch& events) {
   if (n.has_callback)
@@ -530,18 +511,16 @@ update_effects apply_node_update(pqxx::transaction_base& tx, const claimed_node&
   return fx;
 }
 
-std::vector<update_effects> apply_node_results(pqxx::transaction_base& tx,
-                                               const std::vector<node_result>& results,
-                                               shared_write shared) {
+namespace {
+
+/// The request flags, the events and artifacts, and the node update of
+/// `results`, queued on `batch` in that order (lock order: request, then
+/// node); the update comes last, so its rows are the batch's answer.
+std::vector<update_effects> queue_results(pqxx::transaction_base& tx,
+                                          const std::vector<node_result>& results,
+                                          shared_write shared, write_batch& batch) {
   std::vector<update_effects> effects;
-  if (results.empty())
-    return effects;
   update_rows rows;
-  write_batch batch;
-  // The request flags first (lock order, as above), then the events and
-  // artifacts, then the conditional node update, whose rows are the
-  // batch's answer. A stale update throws and the caller's transaction,
-  // events included, is rolled back.
   for (auto& r : results) {
     if (r.node->has_callback)
       r.events->set_has_callback(*r.node->has_callback);
@@ -561,9 +540,35 @@ std::vector<update_effects> apply_node_results(pqxx::transaction_base& tx,
     batch.add(tx, s, args...);
     return pqxx::result{};
   });
+  return effects;
+}
+
+} // namespace
+
+std::vector<update_effects> apply_node_results(pqxx::transaction_base& tx,
+                                               const std::vector<node_result>& results,
+                                               shared_write shared) {
+  if (results.empty())
+    return {};
+  // A stale update throws and the caller's transaction, events included, is
+  // rolled back.
+  write_batch batch;
+  auto effects = queue_results(tx, results, shared, batch);
   auto written = batch.run(tx);
   if (written.size() != results.size())
     throw stale(results, written);
+  for (auto& fx : effects)
+    fx.applied = true;
+  return effects;
+}
+
+std::vector<update_effects> queue_node_results(pqxx::transaction_base& tx,
+                                               const std::vector<node_result>& results,
+                                               shared_write shared, write_batch& batch) {
+  if (results.empty())
+    return {};
+  // The rows are locked and current: the update cannot miss.
+  auto effects = queue_results(tx, results, shared, batch);
   for (auto& fx : effects)
     fx.applied = true;
   return effects;

@@ -46,6 +46,10 @@ struct claimed_node {
   // Seconds since the latest predecessor last changed (read by the dispatch
   // claim only); -1: no predecessor, or not read.
   double seconds_since_predecessors = -1;
+  // What the node's context reads of its request's COMPLETED nodes, read
+  // by the dispatch claims (db::completed_nodes_sql) for build_contexts in
+  // the same transaction.
+  std::optional<std::string> completed_for_context;
 };
 
 /// A node with its request fields, read without any lock (tests, inspection).
@@ -155,15 +159,6 @@ int recovery_lane(const std::string& action_type);
 // --- writes --------------------------------------------------------------
 enum class claim_token_change { keep, rotate, clear };
 
-/// Locks the requests, then the nodes, of `claims` — requests in id order,
-/// the lock order of every transaction that writes several requests — and
-/// answers the ids of the nodes that still hold the state, attempt, claim
-/// token and observation count their worker read. Their conditional writes in `tx` cannot
-/// be stale, and a result whose commit landed although the connection died
-/// during COMMIT is not written a second time by the retry.
-std::set<std::string> lock_current_claims(pqxx::transaction_base& tx,
-                                          const std::vector<const claimed_node*>& claims);
-
 /// A node transition after provider I/O, applied only when the node still
 /// has the (attempt_no, claim_token) the worker read.
 struct node_update {
@@ -192,6 +187,11 @@ struct update_effects {
   bool applied = false;
   bool needs_reconcile = false;
   bool pauses_dispatch = false;
+  // The row as the write leaves it, for a reconcile in the same transaction
+  // that read the node before the write.
+  domain::node_state state_after = domain::node_state::blocked;
+  std::string error_code_after;
+  bool keeps_unknown_since = false; // else unknown_since is now or cleared
 };
 
 /// Locks the request row first (lock order: request, then node), then
@@ -231,6 +231,15 @@ struct node_result {
 std::vector<update_effects> apply_node_results(pqxx::transaction_base& tx,
                                                const std::vector<node_result>& results,
                                                shared_write shared = {});
+
+/// apply_node_results' writes of `results`, whose rows `tx` holds locked
+/// and re-checked against their claims (db::lock_requests_with_nodes), queued
+/// on `batch` for the caller to run with its next statements: the requests
+/// flagged as `shared` allows, then the conditional node update. Events and
+/// artifacts go where `shared.events` says (written now without it).
+std::vector<update_effects> queue_node_results(pqxx::transaction_base& tx,
+                                               const std::vector<node_result>& results,
+                                               shared_write shared, write_batch& batch);
 
 /// apply_node_update, then the batch's events and artifacts, in one round
 /// trip (the writes that end an observer or submit-result transaction).

@@ -16,31 +16,29 @@ std::vector<std::string> sorted_unique(std::vector<std::string> ids) {
   return ids;
 }
 
-/// Locks the results' requests (SKIP LOCKED) and then their current nodes;
-/// sets each result's fate (written for those to apply) and answers the
-/// ones to apply.
-std::vector<size_t> lock_current(pqxx::transaction_base& tx,
-                                 const std::vector<const handed_result*>& results,
-                                 std::vector<result_fate>& fates, db::lock_wait wait) {
-  std::vector<std::string> request_ids;
-  for (auto* r : results)
-    request_ids.push_back(r->node.request_id);
-  request_ids = sorted_unique(std::move(request_ids));
-  // Waiting: lock_current_claims below takes the request locks in order.
-  auto locked = wait == db::lock_wait::wait
-                    ? std::set<std::string>(request_ids.begin(), request_ids.end())
-                    : db::try_lock_requests(tx, request_ids);
-  std::vector<const db::claimed_node*> claims;
-  for (auto* r : results)
-    if (locked.count(r->node.request_id))
-      claims.push_back(&r->node);
-  auto current = claims.empty() ? std::set<std::string>{} : db::lock_current_claims(tx, claims);
+/// Whether `req` (locked) still holds `n` as its producer read it at claim.
+bool holds_claim(const db::locked_request& req, const db::claimed_node& n) {
+  for (auto& node : req.nodes)
+    if (node.id == n.id)
+      return node.attempt_no == n.attempt_no && node.claim_token == n.claim_token &&
+             node.view.state == n.node_state && node.observe_count == n.observe_count;
+  return false;
+}
+
+/// Sets each result's fate against the rows `locked` holds (written for
+/// those to apply; a second result for a node already applied is stale)
+/// and answers the ones to apply.
+std::vector<size_t> current_results(const db::locked_requests& locked,
+                                    const std::vector<const handed_result*>& results,
+                                    std::vector<result_fate>& fates) {
   std::vector<size_t> to_apply;
+  std::set<std::string> applied_nodes;
   for (size_t i = 0; i < results.size(); ++i) {
     auto& n = results[i]->node;
-    if (!locked.count(n.request_id)) {
+    auto req = locked.find(n.request_id);
+    if (req == locked.end()) {
       fates[i] = result_fate::held;
-    } else if (!current.count(n.id)) {
+    } else if (!holds_claim(req->second, n) || !applied_nodes.insert(n.id).second) {
       fates[i] = result_fate::stale;
       log::warn("stale node result dropped",
                 {{"node_id", n.id},
@@ -54,24 +52,49 @@ std::vector<size_t> lock_current(pqxx::transaction_base& tx,
   return to_apply;
 }
 
-} // namespace
-
-applied_results apply_and_reconcile(pqxx::transaction_base& tx, const engine& e,
-                                    const std::vector<db::node_result>& results,
-                                    std::vector<std::string> also, db::event_batch& gathered,
-                                    db::write_batch& pending, db::lock_wait wait) {
-  auto effects = db::apply_node_results(tx, results, {&gathered, true, true});
-  for (size_t k = 0; k < results.size(); ++k)
-    if (effects[k].needs_reconcile)
-      also.push_back(results[k].node->request_id);
-  applied_results out;
-  out.reconciled = sorted_unique(std::move(also));
-  out.outcomes = db::reconcile_requests(tx, e.plans, out.reconciled, e.reconcile_settings(),
-                                        &gathered, wait, &pending);
-  return out;
+/// What a write of `n` leaves in `req` for the reconcile that follows it.
+void record_write(db::locked_request& req, const db::claimed_node& n,
+                  const db::update_effects& fx) {
+  req.dispatch_paused |= fx.pauses_dispatch;
+  for (auto& node : req.nodes) {
+    if (node.id != n.id)
+      continue;
+    node.view.state = fx.state_after;
+    node.view.error_code = fx.error_code_after;
+    if (!fx.keeps_unknown_since)
+      node.view.unknown_for_seconds = 0;
+  }
 }
 
-namespace {
+/// What apply_and_reconcile reconciled.
+struct applied_results {
+  std::vector<std::string> reconciled;         // request ids, sorted
+  std::vector<db::reconcile_outcome> outcomes; // per reconciled id
+};
+
+/// Queues the writes of `results` (their rows locked in `locked` and
+/// re-checked) on `pending`, then reconciles every request they or `also`
+/// need on its locked rows as the writes leave them, each once and in id
+/// order. Events join `gathered`; every write waits in `pending` for the
+/// caller's next round trip.
+applied_results apply_and_reconcile(pqxx::transaction_base& tx, const engine& e,
+                                    db::locked_requests& locked,
+                                    const std::vector<db::node_result>& results,
+                                    std::vector<std::string> also, db::event_batch& gathered,
+                                    db::write_batch& pending) {
+  auto effects = db::queue_node_results(tx, results, {&gathered, true, true}, pending);
+  for (size_t k = 0; k < results.size(); ++k) {
+    auto& node = *results[k].node;
+    record_write(locked.at(node.request_id), node, effects[k]);
+    if (effects[k].needs_reconcile)
+      also.push_back(node.request_id);
+  }
+  applied_results out;
+  out.reconciled = sorted_unique(std::move(also));
+  out.outcomes = db::reconcile_locked_requests(tx, e.plans, locked, out.reconciled,
+                                               e.reconcile_settings(), &gathered, &pending);
+  return out;
+}
 
 /// SPEC §1 chain claim of the successors that the applied `chain` results
 /// activated, in `tx` after `pending` (in the claim's round trip).
@@ -104,7 +127,11 @@ batch_written write_results(pqxx::connection& c, const engine& e,
   batch_written out;
   out.results.assign(results.size(), result_fate::held);
   pqxx::work tx(c);
-  auto to_apply = lock_current(tx, results, out.results, wait);
+  std::vector<std::string> request_ids = reconcile_ids;
+  for (auto* r : results)
+    request_ids.push_back(r->node.request_id);
+  auto locked = db::lock_requests_with_nodes(tx, request_ids, wait);
+  auto to_apply = current_results(locked, results, out.results);
   // A retried batch writes its results again: the handed events stay whole.
   db::event_batch gathered("", e.settings.callback_max_attempts);
   std::vector<db::event_batch> events;
@@ -119,7 +146,7 @@ batch_written write_results(pqxx::connection& c, const engine& e,
     applied.push_back({&r.node, std::move(steps), &events.back()});
   }
   db::write_batch pending;
-  auto done = apply_and_reconcile(tx, e, applied, reconcile_ids, gathered, pending, wait);
+  auto done = apply_and_reconcile(tx, e, locked, applied, reconcile_ids, gathered, pending);
   bool wrote = !applied.empty();
   for (auto& o : done.outcomes) {
     wrote |= o.wrote;

@@ -50,21 +50,6 @@ struct batch_written {
   pass_result chain;
 };
 
-/// What apply_and_reconcile reconciled.
-struct applied_results {
-  std::vector<std::string> reconciled;         // request ids, sorted
-  std::vector<db::reconcile_outcome> outcomes; // per reconciled id
-};
-
-/// Applies `results` (their rows locked and re-checked) in `tx`, then
-/// reconciles every request they or `also` need on its locked current rows,
-/// each once and in id order. Events join `gathered`; the reconciles' writes
-/// wait in `pending` for the caller's next round trip.
-applied_results apply_and_reconcile(pqxx::transaction_base& tx, const engine& e,
-                                    const std::vector<db::node_result>& results,
-                                    std::vector<std::string> also, db::event_batch& gathered,
-                                    db::write_batch& pending, db::lock_wait wait);
-
 /// One transaction over `results` and `reconcile_ids`: their request rows
 /// locked in id order — with SKIP LOCKED, a held request is left for later;
 /// with `wait`, its lock is waited for — each result re-checked under the

@@ -99,4 +99,49 @@ BOOST_FIXTURE_TEST_CASE(contexts_read_together_are_those_read_one_by_one,
   BOOST_TEST(db::build_contexts(tx, {}).empty());
 }
 
+namespace {
+
+/// The context built from what `claimed`'s claim read is the one read apart.
+void check_read_with_claim(pqxx::transaction_base& tx, const db::claimed_node& claimed,
+                           const db::stored_plan& plan) {
+  BOOST_TEST_CONTEXT("node " << claimed.node_key) {
+    BOOST_TEST(claimed.completed_for_context.has_value());
+    auto read_apart = claimed;
+    read_apart.completed_for_context.reset();
+    check_same(db::build_context(tx, claimed, plan, 1), db::build_context(tx, read_apart, plan, 1));
+  }
+}
+
+} // namespace
+
+// A dispatch claim reads what its node's context needs with the node, so
+// the context costs no statement of its own; it is the context read apart.
+BOOST_FIXTURE_TEST_CASE(a_dispatch_claim_reads_its_context_with_the_node,
+                        test::reference_db_fixture) {
+  add_template(chain_template);
+  add_template(fan_in_template);
+  auto chain = create_and_approve("ctx", R"({"venue": "kraken"})");
+  drive_until_ready(*this, chain, "c");
+  {
+    pqxx::work tx(conn.get());
+    auto c = db::claim_for_dispatch(tx, test::node_id(*this, chain, "c"), "devnet");
+    BOOST_TEST_REQUIRE(c.has_value());
+    auto plan = engine().plans.get(tx, "ctx", 1);
+    check_read_with_claim(tx, *c, *plan);
+    auto built = db::build_context(tx, *c, *plan, 1).ctx;
+    BOOST_TEST(json::parse_trusted(built.node_config, "c")["got"].GetInt() == 42);
+    // Prior artifacts are the direct predecessor's only.
+    auto prior = json::parse_trusted(built.prior_artifacts, "c prior");
+    BOOST_TEST(prior.GetArray().Size() > 0u);
+    for (auto& a : prior.GetArray())
+      BOOST_TEST(std::string(a["node_key"].GetString()) == "b");
+  }
+  auto fan_in = create_and_approve("fan_in");
+  drive_until_ready(*this, fan_in, "join");
+  pqxx::work tx(conn.get());
+  auto joined = db::claim_for_dispatch_batch(tx, {test::node_id(*this, fan_in, "join")}, "devnet");
+  BOOST_TEST_REQUIRE(joined.size() == 1u);
+  check_read_with_claim(tx, joined[0], *engine().plans.get(tx, "fan_in", 1));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -291,40 +291,81 @@ BOOST_FIXTURE_TEST_CASE(an_observation_holds_no_lock_while_the_executor_answers,
   BOOST_TEST(snapshot(id).request_state == domain::request_state::completed);
 }
 
+namespace {
+
+/// The node `n` of request `id` claimed for observation and released, as an
+/// observer reads it before its executor answers.
+db::claimed_node observe_claim_released(test::db_fixture& f, const std::string& n) {
+  pqxx::work tx(*f.other);
+  auto claimed = db::claim_for_observe(tx, n, "devnet", db::claim_scope::first_in_transaction);
+  tx.abort();
+  BOOST_REQUIRE(claimed.has_value());
+  return *claimed;
+}
+
+/// An observation of `claimed` that keeps it OBSERVING, with its proof.
+workers::handed_result still_observing(const db::claimed_node& claimed, const std::string& id,
+                                       int callback_max_attempts) {
+  workers::handed_result r{claimed, {}, db::event_batch(id, callback_max_attempts)};
+  r.update.next_state = domain::node_state::observing;
+  r.update.observed = true;
+  r.update.next_observe_in_seconds = 5;
+  r.events.add_artifact({claimed.id, claimed.attempt_no, "observe_proof", "{}", ""});
+  return r;
+}
+
+/// Two observations of one due node, made from the same claim.
+struct twin_observations {
+  std::string node;
+  workers::handed_result first, second;
+};
+
+twin_observations observed_twice(test::db_fixture& f) {
+  f.add_template(one_node("solo"));
+  std::string id;
+  auto n = submitted(f, "solo", &id);
+  make_due(f, n);
+  auto claimed = observe_claim_released(f, n);
+  const int attempts = f.settings.callback_max_attempts;
+  return {n, still_observing(claimed, id, attempts), still_observing(claimed, id, attempts)};
+}
+
+/// One observation of `n` landed: counted once, its proof stored once.
+void landed_once(test::db_fixture& f, const std::string& n) {
+  BOOST_TEST(node_col(f, n, "observe_count") == "1");
+  BOOST_TEST(node_col(f, n, "node_state") == "OBSERVING");
+  BOOST_TEST(f.count("SELECT count(*) FROM node_artifacts WHERE node_id = '" + n +
+                     "' AND kind = 'observe_proof'") == 1);
+}
+
+} // namespace
+
 // Two observers that claimed the same node from the same row (their claims
 // ended before the executor answered): one observation lands, the other is
 // stale by its observe_count and is dropped, never written twice.
 BOOST_FIXTURE_TEST_CASE(the_same_observation_twice_lands_once, test::reference_db_fixture) {
-  add_template(one_node("solo"));
-  std::string id;
-  auto n = submitted(*this, "solo", &id);
-  make_due(*this, n);
-  std::optional<db::claimed_node> claimed;
-  {
-    pqxx::work tx(*other);
-    claimed = db::claim_for_observe(tx, n, "devnet", db::claim_scope::first_in_transaction);
-    tx.abort();
-  }
-  BOOST_REQUIRE(claimed.has_value());
-  auto observed = [&] {
-    workers::handed_result r{*claimed, {}, db::event_batch(id, settings.callback_max_attempts)};
-    r.update.next_state = domain::node_state::observing;
-    r.update.observed = true;
-    r.update.next_observe_in_seconds = 5;
-    r.events.add_artifact({n, claimed->attempt_no, "observe_proof", "{}", ""});
-    return r;
-  };
-  auto first = observed(), second = observed();
+  auto twins = observed_twice(*this);
   auto c = db::connect(url);
-  auto one = workers::write_results(*c, engine(), {&first}, {});
-  auto two = workers::write_results(*c, engine(), {&second}, {});
+  auto one = workers::write_results(*c, engine(), {&twins.first}, {});
+  auto two = workers::write_results(*c, engine(), {&twins.second}, {});
   BOOST_TEST((one.results.front() == workers::result_fate::written));
   BOOST_TEST((two.results.front() == workers::result_fate::stale));
   BOOST_TEST(!two.committed); // nothing to write: rolled back
-  BOOST_TEST(node_col(*this, n, "observe_count") == "1");
-  BOOST_TEST(node_col(*this, n, "node_state") == "OBSERVING");
-  BOOST_TEST(count("SELECT count(*) FROM node_artifacts WHERE node_id = '" + n +
-                   "' AND kind = 'observe_proof'") == 1);
+  landed_once(*this, twins.node);
+}
+
+// The same two observations in one writer batch: the first is written, the
+// second is stale (it read the row the first one moves on), and the batch
+// commits instead of failing as a whole.
+BOOST_FIXTURE_TEST_CASE(the_same_observation_twice_in_one_batch_lands_once,
+                        test::reference_db_fixture) {
+  auto twins = observed_twice(*this);
+  auto c = db::connect(url);
+  auto both = workers::write_results(*c, engine(), {&twins.first, &twins.second}, {});
+  BOOST_TEST((both.results.at(0) == workers::result_fate::written));
+  BOOST_TEST((both.results.at(1) == workers::result_fate::stale));
+  BOOST_TEST(both.committed);
+  landed_once(*this, twins.node);
 }
 
 // Reference: the observer observes multiple nodes concurrently, each in its
