@@ -315,9 +315,10 @@ locked_requests lock_requests_with_nodes(pqxx::transaction_base& tx,
 }
 
 std::vector<reconcile_outcome>
-reconcile_locked_requests(pqxx::transaction_base& tx, plan_cache& plans, locked_requests& locked,
-                          std::vector<std::string> request_ids, const reconcile_settings& settings,
-                          event_batch* gather_events, write_batch* pending) {
+reconcile_locked_requests(pqxx::transaction_base& tx, plan_cache& plans,
+                          const locked_requests& locked, std::vector<std::string> request_ids,
+                          const reconcile_settings& settings, event_batch* gather_events,
+                          write_batch* pending) {
   std::sort(request_ids.begin(), request_ids.end());
   request_ids.erase(std::unique(request_ids.begin(), request_ids.end()), request_ids.end());
   std::set<std::string> held_elsewhere;

@@ -115,9 +115,10 @@ locked_requests lock_requests_with_nodes(pqxx::transaction_base& tx,
 /// them in memory since): the ids not in `locked` are not reconciled
 /// (`held_elsewhere` when they exist). Outcomes in id order.
 std::vector<reconcile_outcome>
-reconcile_locked_requests(pqxx::transaction_base& tx, plan_cache& plans, locked_requests& locked,
-                          std::vector<std::string> request_ids, const reconcile_settings& settings,
-                          event_batch* gather_events, write_batch* pending);
+reconcile_locked_requests(pqxx::transaction_base& tx, plan_cache& plans,
+                          const locked_requests& locked, std::vector<std::string> request_ids,
+                          const reconcile_settings& settings, event_batch* gather_events,
+                          write_batch* pending);
 
 /// Reconciles one request in `tx`: locks the request row, then its nodes,
 /// applies domain::reconcile's actions with their events and clears
