@@ -1,6 +1,8 @@
 #include "actors/cluster/movement_client.hpp"
 
 #include <caf/io/all.hpp>
+#include <caf/io/network/default_multiplexer.hpp>
+#include <caf/io/network/native_socket.hpp>
 #include <random>
 
 #include "domain/api_auth.hpp"
@@ -47,11 +49,31 @@ std::string movement_client::describe(const caf::error& e, const char* what) con
   return std::string(what) + " failed against movegate at " + where_ + ": " + sys_.render(e);
 }
 
-std::string movement_client::describe_connect_failure(const caf::error& e) const {
+namespace {
+
+/// Whether a plain TCP connection to `host`:`port` opens: a TLS connect that
+/// failed against a port that listens failed in its handshake.
+bool tcp_listening(const std::string& host, uint16_t port) {
+  auto fd = caf::io::network::new_tcp_connection(host, port);
+  if (!fd)
+    return false;
+  caf::io::network::close_socket(*fd);
+  return true;
+}
+
+} // namespace
+
+std::string movement_client::describe_connect_failure(const caf::error& e, const std::string& host,
+                                                      uint16_t port) const {
   if (e == caf::sec::request_timeout)
     return "connect: no answer from " + where_ + " within " + std::to_string(timeout_.count()) +
            " ms";
-  if (e == caf::sec::disconnect_during_handshake)
+  // Which of the two a refused TLS handshake gives depends on which side
+  // sees the failure first.
+  const bool refused_in_handshake =
+      e == caf::sec::disconnect_during_handshake ||
+      (e == caf::sec::cannot_connect_to_node && tls_enabled(sys_) && tcp_listening(host, port));
+  if (refused_in_handshake)
     return "connect: " + where_ + " closed the connection during the handshake (" +
            (tls_enabled(sys_) ? "TLS refused: it does not speak TLS, or one side's certificate "
                                 "does not chain to the other side's CA"
@@ -77,7 +99,7 @@ void movement_client::connect(const std::string& host, uint16_t port) {
             else
               api_ = caf::actor_cast<actors::movement_api_actor>(std::move(ptr));
           },
-          [&](caf::error& e) { failure = describe_connect_failure(e); });
+          [&](caf::error& e) { failure = describe_connect_failure(e, host, port); });
   if (!failure.empty())
     throw client_error(failure);
 }

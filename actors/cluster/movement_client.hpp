@@ -119,7 +119,8 @@ public:
 private:
   template <class Atom, class... Ts> reply call(const char* what, Atom atom, Ts&&... xs);
   std::string describe(const caf::error& e, const char* what) const;
-  std::string describe_connect_failure(const caf::error& e) const;
+  std::string describe_connect_failure(const caf::error& e, const std::string& host,
+                                       uint16_t port) const;
 
   caf::actor_system& sys_;
   caf::scoped_actor self_;

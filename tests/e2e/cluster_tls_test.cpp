@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 #include <chrono>
 #include <csignal>
+#include <httplib.h>
 #include <thread>
 
 #include "build_paths.hpp"
@@ -59,10 +60,16 @@ struct tls_fixture : test::cluster_serve_fixture {
   /// How connecting from a client system configured with `tls` ends:
   /// "" when connected, else the client_error, and how long it took.
   std::pair<std::string, double> connect_from(const std::optional<cluster::tls_files>& tls) {
+    return connect_to(cluster_port, tls);
+  }
+
+  /// connect_from, against `port`.
+  static std::pair<std::string, double> connect_to(int port,
+                                                   const std::optional<cluster::tls_files>& tls) {
     test::client_system client(tls);
     cluster::movement_client c(*client.sys, 5s);
     auto started = steady_clock::now();
-    auto why = error_of([&] { c.connect("127.0.0.1", static_cast<uint16_t>(cluster_port)); });
+    auto why = error_of([&] { c.connect("127.0.0.1", static_cast<uint16_t>(port)); });
     return {why, duration<double>(steady_clock::now() - started).count()};
   }
 };
@@ -108,6 +115,21 @@ BOOST_FIXTURE_TEST_CASE(off_loopback_the_door_admits_only_siblings_certified_by_
   BOOST_TEST(listed.status == 200, listed.body);
   BOOST_TEST(count("SELECT count(*) FROM movement_requests") == 1);
   BOOST_TEST(server->running());
+}
+
+// A TLS client told apart a port whose listener refuses its handshake (an
+// HTTP server here, which answers a ClientHello with an error and closes)
+// from a port nothing listens on, whichever side saw the handshake fail.
+BOOST_FIXTURE_TEST_CASE(a_refused_handshake_is_told_apart_from_nothing_listening, tls_fixture) {
+  httplib::Server http;
+  const int port = http.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { http.listen_after_bind(); });
+  auto refused = connect_to(port, sibling);
+  http.stop();
+  serving.join();
+  BOOST_TEST(contains(refused.first, "TLS refused"), refused.first);
+  auto nothing = connect_to(port, sibling);
+  BOOST_TEST(contains(nothing.first, "cannot reach movegate"), nothing.first);
 }
 
 BOOST_FIXTURE_TEST_CASE(nodes_of_a_tls_cluster_watch_each_other_over_tls, tls_fixture) {
