@@ -86,6 +86,11 @@ struct cluster_serve_fixture : serve_fixture {
   void start_on_cluster_port(const std::string& node,
                              std::map<std::string, std::string> extra = {});
 
+  /// Starts serve on cluster_port and waits for its cluster door: false when
+  /// serve exited first or the door never opened.
+  bool door_opened(const std::string& node, std::map<std::string, std::string> extra);
+  static constexpr const char* door_line = "\"msg\":\"cluster front door listening\"";
+
   /// A connected, logged-in client of `in` (default: clients), failing the
   /// test otherwise.
   std::unique_ptr<cluster::movement_client>
