@@ -28,7 +28,7 @@ void add_submitting(pqxx::transaction_base& tx, write_batch& batch,
     attempts.push_back(std::to_string(w.attempt_no));
     keys.push_back(w.idempotency_key);
     claimed_by.push_back(w.claimed_by);
-    expected.push_back("READY");
+    expected.push_back(w.expected_state);
   }
   batch.add(tx, q, text_array(ids), text_array(attempts), text_array(keys), text_array(claimed_by),
             text_array(expected));

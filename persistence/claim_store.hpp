@@ -15,12 +15,16 @@ struct submitting_write {
   int attempt_no = 0; // the new attempt
   std::string idempotency_key;
   std::string claimed_by; // runtime node
+  // BLOCKED for a chain-claimed node whose READY row was never written
+  // (claimed_node::activation_pending).
+  std::string expected_state = "READY";
 };
 
-/// Queues on `batch`, as one statement, the updates of READY nodes to
-/// SUBMITTING with their new attempts, fresh claim tokens and idempotency
-/// keys; when it is the batch's last statement, the batch answers (id,
-/// token) as text for each node that was READY.
+/// Queues on `batch`, as one statement, the updates of READY nodes (or
+/// chain-claimed BLOCKED ones) to SUBMITTING with their new attempts, fresh
+/// claim tokens and idempotency keys; when it is the batch's last
+/// statement, the batch answers (id, token) as text for each node that was
+/// in its expected state.
 void add_submitting(pqxx::transaction_base& tx, write_batch& batch,
                     const std::vector<submitting_write>& writes);
 

@@ -27,6 +27,35 @@ namespace {
 
 const statement& write_events_statement(bool attention, bool artifacts, bool outbox);
 
+/// The artifacts' rows, from the five text arrays at parameters `first`
+/// onwards; created_at is clock_timestamp(), so rows keep the order they
+/// were added in.
+std::string artifact_rows(int first) {
+  std::string params;
+  for (int i = first; i < first + 5; ++i)
+    params += (i > first ? ", $" : "$") + std::to_string(i) + "::text[]";
+  return " SELECT a.node_id::uuid, a.attempt_no::int, a.kind, a.payload::jsonb,"
+         " NULLIF(a.hash, '') FROM unnest(" +
+         params +
+         ") WITH ORDINALITY AS a(node_id, attempt_no, kind, payload, hash, ord)"
+         " ORDER BY a.ord";
+}
+
+/// The artifact arrays of the statements.
+struct artifact_columns {
+  std::vector<std::string> nodes, attempts, kinds, payloads, hashes;
+
+  explicit artifact_columns(const std::vector<pending_artifact>& artifacts) {
+    for (auto& a : artifacts) {
+      nodes.push_back(a.node_id);
+      attempts.push_back(std::to_string(a.attempt_no));
+      kinds.push_back(a.kind);
+      payloads.push_back(a.payload_json);
+      hashes.push_back(a.payload_hash);
+    }
+  }
+};
+
 } // namespace
 
 void event_batch::move_into(event_batch& into) {
@@ -58,25 +87,32 @@ template <class Run> void event_batch::write(Run&& run) {
     node_states.emplace_back(e.node_state ? domain::to_string(*e.node_state) : "");
     data.push_back(e.data);
   }
-  std::vector<std::string> a_nodes, a_attempts, a_kinds, a_payloads, a_hashes;
-  for (auto& a : artifacts_) {
-    a_nodes.push_back(a.node_id);
-    a_attempts.push_back(std::to_string(a.attempt_no));
-    a_kinds.push_back(a.kind);
-    a_payloads.push_back(a.payload_json);
-    a_hashes.push_back(a.payload_hash);
-  }
   bool outbox = has_callback_.value_or(true);
   if (artifacts_.empty())
     run(write_events_statement(attention, false, outbox), text_array(requests), text_array(types),
         text_array(states), text_array(keys), text_array(node_states), text_array(data),
         max_attempts_);
-  else
+  else {
+    artifact_columns a(artifacts_);
     run(write_events_statement(attention, true, outbox), text_array(requests), text_array(types),
         text_array(states), text_array(keys), text_array(node_states), text_array(data),
-        max_attempts_, text_array(a_nodes), text_array(a_attempts), text_array(a_kinds),
-        text_array(a_payloads), text_array(a_hashes));
+        max_attempts_, text_array(a.nodes), text_array(a.attempts), text_array(a.kinds),
+        text_array(a.payloads), text_array(a.hashes));
+  }
   events_.clear();
+  artifacts_.clear();
+}
+
+void event_batch::flush_artifacts_into(pqxx::transaction_base& tx, write_batch& batch) {
+  static const statement q{
+      "mg_write_artifacts",
+      std::string("INSERT INTO node_artifacts (node_id, attempt_no, kind, payload, payload_hash)") +
+          artifact_rows(1)};
+  if (artifacts_.empty())
+    return;
+  artifact_columns a(artifacts_);
+  batch.add(tx, q, text_array(a.nodes), text_array(a.attempts), text_array(a.kinds),
+            text_array(a.payloads), text_array(a.hashes));
   artifacts_.clear();
 }
 
@@ -124,15 +160,10 @@ const statement& write_events_statement(bool attention, bool artifacts, bool out
              "  FROM ev JOIN movement_requests r ON r.id = ev.request_id"
              "  WHERE ev.event_type = 'request_attention' ON CONFLICT (dedupe_key) DO NOTHING)";
     if (artifacts)
-      // The change's artifacts; created_at is clock_timestamp(), so rows
-      // keep the order they were added in.
-      sql += ", art AS ("
-             "  INSERT INTO node_artifacts (node_id, attempt_no, kind, payload, payload_hash)"
-             "  SELECT a.node_id::uuid, a.attempt_no::int, a.kind, a.payload::jsonb,"
-             "   NULLIF(a.hash, '')"
-             "  FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::text[])"
-             "       WITH ORDINALITY AS a(node_id, attempt_no, kind, payload, hash, ord)"
-             "  ORDER BY a.ord)";
+      sql += std::string(", art AS ("
+                         "  INSERT INTO node_artifacts (node_id, attempt_no, kind, payload,"
+                         "   payload_hash)") +
+             artifact_rows(8) + ")";
     if (outbox)
       sql += " INSERT INTO movement_callback_outbox (event_id, request_id, event_type, payload,"
              "   callback_url, max_attempts, callback_timestamp, callback_nonce)"

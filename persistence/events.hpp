@@ -61,6 +61,10 @@ public:
   void flush(pqxx::transaction_base& tx);
   /// The same write, queued on `batch` (sent with the batch's other writes).
   void flush_into(pqxx::transaction_base& tx, write_batch& batch);
+  /// Queues on `batch` the insert of the collected artifacts only, and
+  /// forgets them: for a read later in the transaction (a claim's context),
+  /// while the events wait for a later flush with others.
+  void flush_artifacts_into(pqxx::transaction_base& tx, write_batch& batch);
   /// Hands every collected row, in order, to `into`, which writes them
   /// with its own at its flush; then forgets them.
   void move_into(event_batch& into);

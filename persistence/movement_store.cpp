@@ -164,21 +164,46 @@ void add_reconcile_events(event_batch& events, const domain::reconcile_actions& 
     events.add({"frontier_advanced", state, "", std::nullopt, frontier_data(actions.frontier)});
 }
 
+/// Makes READY the BLOCKED nodes named by the arrays of request ids and
+/// node keys at parameters `first` and `first + 1`.
+std::string activation_sql(int first) {
+  return "UPDATE movement_request_nodes n SET node_state = 'READY',"
+         " updated_at = clock_timestamp() FROM unnest($" +
+         std::to_string(first) + "::uuid[], $" + std::to_string(first + 1) +
+         "::text[]) AS a(request_id, node_key) WHERE n.request_id = a.request_id"
+         " AND n.node_key = a.node_key AND n.node_state = 'BLOCKED'";
+}
+
 // Activation rides on the requests' update: all their rows are locked
 // already, so one round trip writes them all.
 const statement update_requests{
     "mg_reconciled_requests",
-    "WITH activated AS (UPDATE movement_request_nodes n SET node_state = 'READY',"
-    "  updated_at = clock_timestamp() FROM unnest($6::uuid[], $7::text[]) AS a(request_id,"
-    "  node_key) WHERE n.request_id = a.request_id AND n.node_key = a.node_key"
-    "  AND n.node_state = 'BLOCKED')"
-    " UPDATE movement_requests r SET request_state = w.request_state,"
-    " dispatch_paused = w.dispatch_paused, attention_raised = w.attention_raised,"
-    " current_frontier = ARRAY(SELECT json_array_elements_text(w.frontier::json)),"
-    " needs_reconcile = false, updated_at = clock_timestamp()"
-    " FROM unnest($1::uuid[], $2::text[], $3::bool[], $4::bool[], $5::text[])"
-    "   AS w(id, request_state, dispatch_paused, attention_raised, frontier)"
-    " WHERE r.id = w.id"};
+    "WITH activated AS (" + activation_sql(6) +
+        ")"
+        " UPDATE movement_requests r SET request_state = w.request_state,"
+        " dispatch_paused = w.dispatch_paused, attention_raised = w.attention_raised,"
+        " current_frontier = ARRAY(SELECT json_array_elements_text(w.frontier::json)),"
+        " needs_reconcile = false, updated_at = clock_timestamp()"
+        " FROM unnest($1::uuid[], $2::text[], $3::bool[], $4::bool[], $5::text[])"
+        "   AS w(id, request_state, dispatch_paused, attention_raised, frontier)"
+        " WHERE r.id = w.id"};
+
+} // namespace
+
+void queue_activation(pqxx::transaction_base& tx, write_batch& batch,
+                      const std::vector<activated_node>& nodes) {
+  static const statement q{"mg_activate_nodes", activation_sql(1)};
+  if (nodes.empty())
+    return;
+  std::vector<std::string> requests, keys;
+  for (auto& a : nodes) {
+    requests.push_back(a.request_id);
+    keys.push_back(a.node_key);
+  }
+  batch.add(tx, q, text_array(requests), text_array(keys));
+}
+
+namespace {
 
 const statement clear_reconcile_flags{
     "mg_clear_reconcile_flags",
@@ -189,7 +214,10 @@ struct request_writes {
   std::vector<std::string> ids, states, paused, attention, frontiers;
   std::vector<std::string> activated_requests, activated_keys;
 
-  void add(const std::string& id, request_state state, const domain::reconcile_actions& actions) {
+  /// Without `activates`, the caller writes the activated nodes' READY rows
+  /// (SPEC §1 chain claim: only for the ones its claim does not take).
+  void add(const std::string& id, request_state state, const domain::reconcile_actions& actions,
+           bool activates = true) {
     ids.push_back(id);
     states.emplace_back(domain::to_string(state));
     paused.push_back(actions.dispatch_paused ? "t" : "f");
@@ -198,6 +226,8 @@ struct request_writes {
     for (size_t i = 0; i < actions.frontier.size(); ++i)
       frontier += (i ? "," : "") + json::quote(actions.frontier[i]);
     frontiers.push_back(frontier + "]");
+    if (!activates)
+      return;
     for (auto& key : actions.activate) {
       activated_requests.push_back(id);
       activated_keys.push_back(key);
@@ -216,8 +246,9 @@ struct request_writes {
 /// on `writes` (or `clear_flags`) and its events in `events`.
 reconcile_outcome reconcile_locked(const std::string& id, const locked_request& req,
                                    plan_cache& plans, pqxx::transaction_base& tx,
-                                   const reconcile_settings& settings, request_writes& writes,
-                                   std::vector<std::string>& clear_flags, event_batch& events) {
+                                   const reconcile_settings& settings, bool activates,
+                                   request_writes& writes, std::vector<std::string>& clear_flags,
+                                   event_batch& events) {
   reconcile_outcome out;
   out.found = true;
   out.request_state = req.state;
@@ -253,7 +284,7 @@ reconcile_outcome reconcile_locked(const std::string& id, const locked_request& 
   out.activated = static_cast<int>(actions.activate.size());
   out.activated_keys = actions.activate;
   out.wrote = true;
-  writes.add(id, state, actions);
+  writes.add(id, state, actions, activates);
   return out;
 }
 
@@ -318,7 +349,7 @@ std::vector<reconcile_outcome>
 reconcile_locked_requests(pqxx::transaction_base& tx, plan_cache& plans,
                           const locked_requests& locked, std::vector<std::string> request_ids,
                           const reconcile_settings& settings, event_batch* gather_events,
-                          write_batch* pending) {
+                          write_batch* pending, const std::set<std::string>& caller_activates) {
   std::sort(request_ids.begin(), request_ids.end());
   request_ids.erase(std::unique(request_ids.begin(), request_ids.end()), request_ids.end());
   std::set<std::string> held_elsewhere;
@@ -332,8 +363,9 @@ reconcile_locked_requests(pqxx::transaction_base& tx, plan_cache& plans,
   for (auto& id : request_ids) {
     auto req = locked.find(id);
     if (req != locked.end()) {
-      outcomes.push_back(
-          reconcile_locked(id, req->second, plans, tx, settings, writes, clear_flags, events));
+      outcomes.push_back(reconcile_locked(id, req->second, plans, tx, settings,
+                                          !caller_activates.count(id), writes, clear_flags,
+                                          events));
       continue;
     }
     reconcile_outcome absent;

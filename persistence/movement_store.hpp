@@ -11,6 +11,7 @@
 
 #include "domain/reconcile.hpp"
 #include "persistence/db.hpp"
+#include "persistence/node_store.hpp"
 #include "persistence/template_store.hpp"
 
 namespace mg::db {
@@ -113,12 +114,20 @@ locked_requests lock_requests_with_nodes(pqxx::transaction_base& tx,
 
 /// reconcile_requests on rows `locked` already holds (as the caller changed
 /// them in memory since): the ids not in `locked` are not reconciled
-/// (`held_elsewhere` when they exist). Outcomes in id order.
+/// (`held_elsewhere` when they exist). Outcomes in id order. The nodes a
+/// request of `caller_activates` activates are left BLOCKED in their rows
+/// (their events and activated_keys stay): the caller writes them (SPEC §1
+/// chain claim, see db::claim_activated and db::queue_activation).
 std::vector<reconcile_outcome>
 reconcile_locked_requests(pqxx::transaction_base& tx, plan_cache& plans,
                           const locked_requests& locked, std::vector<std::string> request_ids,
                           const reconcile_settings& settings, event_batch* gather_events,
-                          write_batch* pending);
+                          write_batch* pending, const std::set<std::string>& caller_activates = {});
+
+/// Queues on `batch` the READY rows of `nodes` that are still BLOCKED: the
+/// activated nodes a chain claim did not take.
+void queue_activation(pqxx::transaction_base& tx, write_batch& batch,
+                      const std::vector<activated_node>& nodes);
 
 /// Reconciles one request in `tx`: locks the request row, then its nodes,
 /// applies domain::reconcile's actions with their events and clears

@@ -46,10 +46,14 @@ const std::string dispatch_columns =
 // approvals), and then scan every active request per claimed row. A WHERE
 // on keys alone always probes the primary keys; a row that is locked but not
 // claimable is a miss, released as the claim's scope says.
-constexpr const char* dispatch_claimable =
-    "n.node_state = 'READY' AND n.action_type NOT LIKE 'manual\\_%'"
+const std::string claimable_but_state =
+    " AND n.action_type NOT LIKE 'manual\\_%'"
     " AND r.request_state IN ('APPROVED', 'EXECUTING') AND r.network_class = $2"
     " AND NOT r.dispatch_paused AND (n.retry_at IS NULL OR n.retry_at <= clock_timestamp())";
+const std::string dispatch_claimable = "n.node_state = 'READY'" + claimable_but_state;
+// A chain claim reads the successors its transaction activates before
+// their READY rows exist (see claim_activated).
+const std::string activation_claimable = "n.node_state = 'BLOCKED'" + claimable_but_state;
 
 claimed_node to_claimed(const pqxx::row& r) {
   claimed_node n;
@@ -130,7 +134,7 @@ constexpr const char* due_predicate =
 
 /// The claim of one node by id: keys only in WHERE (see dispatch_claimable),
 /// `claimable_expression` as the last column.
-std::string claim_by_id(const std::string& columns, const char* claimable_expression) {
+std::string claim_by_id(const std::string& columns, const std::string& claimable_expression) {
   return "SELECT " + columns + ", (" + claimable_expression +
          ") AS claimable FROM movement_request_nodes n JOIN movement_requests r"
          " ON r.id = n.request_id WHERE n.id = $1 FOR UPDATE OF n, r SKIP LOCKED";
@@ -199,7 +203,7 @@ std::vector<claimed_node> claim_activated(pqxx::transaction_base& tx,
   // Keys only in WHERE, as claim_by_id ($3 here is the network class).
   static const statement q{
       "mg_claim_activated",
-      "SELECT " + dispatch_columns + ", (" + dispatch_claimable +
+      "SELECT " + dispatch_columns + ", (" + activation_claimable +
           ") AS claimable FROM unnest($3::uuid[], $1::text[]) AS a(request_id, node_key)"
           " JOIN movement_request_nodes n"
           "   ON n.request_id = a.request_id AND n.node_key = a.node_key"
@@ -215,24 +219,32 @@ std::vector<claimed_node> claim_activated(pqxx::transaction_base& tx,
     requests.push_back(a.request_id);
     keys.push_back(a.node_key);
   }
-  if (!before)
-    return claimable_rows(exec(tx, q, text_array(keys), network_class, text_array(requests)));
-  before->add(tx, q, text_array(keys), network_class, text_array(requests));
-  return claimable_rows(before->run(tx));
+  std::vector<claimed_node> claimed;
+  if (!before) {
+    claimed = claimable_rows(exec(tx, q, text_array(keys), network_class, text_array(requests)));
+  } else {
+    before->add(tx, q, text_array(keys), network_class, text_array(requests));
+    claimed = claimable_rows(before->run(tx));
+  }
+  for (auto& n : claimed)
+    n.activation_pending = true;
+  return claimed;
 }
 
 void defer_after_prepare_error(pqxx::transaction_base& tx, const claimed_node& n,
                                const std::string& error_code, const std::string& error_detail,
                                double retry_in_seconds) {
-  // Still READY: no state change, no event. The claim's own row lock makes
-  // the write safe; the state check keeps it from touching a moved node.
+  // READY (no event: the activation's was written): a chain-claimed node
+  // gets the READY row its claim skipped. The claim's own row lock makes the
+  // write safe; the state check keeps it from touching a moved node.
   static const statement q{"mg_defer_prepare_error",
-                           "UPDATE movement_request_nodes SET prepare_errors = prepare_errors + 1,"
+                           "UPDATE movement_request_nodes SET node_state = 'READY',"
+                           " prepare_errors = prepare_errors + 1,"
                            " retry_at = clock_timestamp() + make_interval(secs => $2::float8),"
                            " error_code = $3, error_detail = $4, updated_at = clock_timestamp()"
-                           " WHERE id = $1 AND node_state = 'READY'"};
+                           " WHERE id = $1 AND node_state = $5"};
   exec(tx, q, n.id, retry_in_seconds, domain::storable_text(error_code, 128),
-       domain::storable_text(error_detail));
+       domain::storable_text(error_detail), n.activation_pending ? "BLOCKED" : "READY");
 }
 
 std::vector<std::string> observe_candidates(pqxx::transaction_base& tx,

@@ -50,6 +50,9 @@ struct claimed_node {
   // by the dispatch claims (db::completed_nodes_sql) for build_contexts in
   // the same transaction.
   std::optional<std::string> completed_for_context;
+  // Read BLOCKED by a chain claim whose transaction activates it: its row
+  // becomes SUBMITTING straight away, or READY when the claim leaves it.
+  bool activation_pending = false;
 };
 
 /// A node with its request fields, read without any lock (tests, inspection).
@@ -101,16 +104,23 @@ struct activated_node {
 };
 
 /// SPEC §1 chain claim: the claimable ones of `nodes` (the dispatch claim's
-/// filters), in FIFO order, locked in one statement. `tx` already holds
-/// their requests and nodes (the reconcile that activated them locked
-/// them), so nothing is waited for and no partial lock is left behind.
-/// With `before`, its queued statements run first, in the same round trip.
+/// filters), in FIFO order, locked in one statement. `nodes` were activated
+/// in `tx` with their READY rows left to the caller
+/// (reconcile_locked_requests' `caller_activates`): they are read BLOCKED,
+/// marked activation_pending, and each either becomes SUBMITTING from
+/// BLOCKED, or settles or is deferred at its claim, or is made READY by
+/// queue_activation — one row version fewer for every node taken. `tx`
+/// already holds their requests and nodes (the reconcile that activated
+/// them locked them), so nothing is waited for and no partial lock is left
+/// behind. With `before`, its queued statements run first, in the same
+/// round trip.
 std::vector<claimed_node> claim_activated(pqxx::transaction_base& tx,
                                           const std::vector<activated_node>& nodes,
                                           const std::string& network_class,
                                           write_batch* before = nullptr);
 
-/// SPEC §1 "preflight/prepare errors": the claimed node stays READY, one
+/// SPEC §1 "preflight/prepare errors": the claimed node stays (or, when
+/// activation_pending, becomes) READY, one
 /// more error in a row is counted and recorded (error_code, error_detail),
 /// and no claim takes it again for `retry_in_seconds`. Writes no event.
 void defer_after_prepare_error(pqxx::transaction_base& tx, const claimed_node& n,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "actors/workers/cctp_caller_check.hpp"
 #include "config/log.hpp"
@@ -300,11 +301,13 @@ claim_end run_claim(pqxx::work& tx, db::claimed_node n, const engine& e, db::eve
 }
 
 void write_claims(pqxx::work& tx, const std::vector<std::string>& first_dispatch,
-                  db::event_batch& events, std::vector<ready_to_submit>& claimed, const engine& e) {
+                  db::event_batch& events, std::vector<ready_to_submit>& claimed, const engine& e,
+                  const std::vector<db::activated_node>& left_activated) {
   db::write_batch batch;
   if (!first_dispatch.empty())
     db::add_first_dispatch(tx, batch, first_dispatch);
   events.flush_into(tx, batch);
+  db::queue_activation(tx, batch, left_activated);
   if (claimed.empty()) {
     if (!batch.empty())
       batch.run(tx);
@@ -312,7 +315,8 @@ void write_claims(pqxx::work& tx, const std::vector<std::string>& first_dispatch
   }
   std::vector<db::submitting_write> rows;
   for (auto& r : claimed)
-    rows.push_back({r.node.id, r.node.attempt_no, r.node.idempotency_key, e.settings.runtime_node});
+    rows.push_back({r.node.id, r.node.attempt_no, r.node.idempotency_key, e.settings.runtime_node,
+                    r.node.activation_pending ? "BLOCKED" : "READY"});
   db::add_submitting(tx, batch, rows);
   std::map<std::string, std::string> tokens;
   for (auto row : batch.run(tx))
@@ -320,7 +324,7 @@ void write_claims(pqxx::work& tx, const std::vector<std::string>& first_dispatch
   for (auto& r : claimed) {
     auto token = tokens.find(r.node.id);
     if (token == tokens.end())
-      throw std::logic_error("claimed node " + r.node.id + " was not READY");
+      throw std::logic_error("claimed node " + r.node.id + " was not in its claimed state");
     r.node.claim_token = token->second;
   }
 }
@@ -342,16 +346,29 @@ prefetch_contexts(pqxx::work& tx, const std::vector<db::claimed_node>& claimed, 
   return db::build_contexts(tx, wanted);
 }
 
+/// The activated nodes a chain claim leaves to the FIFO (its READY rows
+/// still to write): all of `activated` but the ones in `taken`.
+std::vector<db::activated_node> left_by_claim(const std::vector<db::activated_node>& activated,
+                                              const std::vector<ready_to_submit>& taken) {
+  std::set<std::pair<std::string, std::string>> claimed;
+  for (auto& r : taken)
+    claimed.emplace(r.node.request_id, r.node.node_key);
+  std::vector<db::activated_node> left;
+  for (auto& a : activated)
+    if (!claimed.count({a.request_id, a.node_key}))
+      left.push_back(a);
+  return left;
+}
+
 void chain_claim(pqxx::work& tx, const std::vector<db::activated_node>& activated, const engine& e,
-                 pass_result& out, pending_claims& chained, db::write_batch& before) {
+                 pass_result& out, pending_claims& chained, db::write_batch& before,
+                 db::event_batch& gathered) {
   auto claimed = db::claim_activated(tx, activated, e.settings.network_class, &before);
-  if (claimed.empty())
-    return;
   const int limit = std::max(1, e.settings.node_dispatch_batch_size);
   int taken = 0;
-  db::event_batch gathered("", e.settings.callback_max_attempts);
   std::vector<std::string> first_dispatch;
-  auto contexts = prefetch_contexts(tx, claimed, e);
+  auto contexts =
+      claimed.empty() ? std::vector<db::context_result>{} : prefetch_contexts(tx, claimed, e);
   for (size_t i = 0; i < claimed.size(); ++i) {
     if (taken >= limit)
       break;
@@ -367,7 +384,8 @@ void chain_claim(pqxx::work& tx, const std::vector<db::activated_node>& activate
     if (end.submit)
       chained.items.push_back(std::move(*end.submit));
   }
-  write_claims(tx, first_dispatch, gathered, chained.items, e);
+  write_claims(tx, first_dispatch, gathered, chained.items, e,
+               left_by_claim(activated, chained.items));
   out.activated -= taken; // taken here: no other dispatcher needs waking for them
 }
 } // namespace mg::workers

@@ -46,11 +46,13 @@ claim_end run_claim(pqxx::work& tx, db::claimed_node n, const engine& e, db::eve
                     db::context_result* prefetched = nullptr);
 
 /// The writes a claim transaction gathered, before it commits: its
-/// requests' first dispatches, every claim's events and artifacts and the
-/// SUBMITTING rows of `claimed`, one statement each, in one round trip.
-/// Sets each claim's token.
+/// requests' first dispatches, every claim's events and artifacts, the
+/// READY rows of the chain claim's `left_activated` and the SUBMITTING rows
+/// of `claimed`, one statement each, in one round trip. Sets each claim's
+/// token.
 void write_claims(pqxx::work& tx, const std::vector<std::string>& first_dispatch,
-                  db::event_batch& events, std::vector<ready_to_submit>& claimed, const engine& e);
+                  db::event_batch& events, std::vector<ready_to_submit>& claimed, const engine& e,
+                  const std::vector<db::activated_node>& left_activated = {});
 
 /// The events of a claim of `n`, with the outbox part only when its request
 /// has a callback_url.
@@ -72,13 +74,17 @@ struct pending_claims {
   ~pending_claims();
 };
 
-/// SPEC §1 chain claim: the successors the results in `tx` activated are
-/// claimed in the same transaction (READY → SUBMITTING, write-ahead, their
-/// own tokens), under the batch-claim rule, up to the batch size; the rest
-/// stay READY for the FIFO. The dispatch gate and manual nodes are the
+/// SPEC §1 chain claim: the successors the results in `tx` activated
+/// (their READY rows left to this claim, see db::claim_activated) are
+/// claimed in the same transaction (straight to SUBMITTING, write-ahead,
+/// their own tokens), under the batch-claim rule, up to the batch size; the
+/// rest become READY for the FIFO. The dispatch gate and manual nodes are the
 /// claim statement's filters. `before` runs first, in the claim's round
-/// trip. Nodes taken here are subtracted from `out.activated`.
+/// trip. The events in `gathered` (the transaction's, not written yet) are
+/// written with the claims' own, in one statement. Nodes taken here are
+/// subtracted from `out.activated`.
 void chain_claim(pqxx::work& tx, const std::vector<db::activated_node>& activated, const engine& e,
-                 pass_result& out, pending_claims& chained, db::write_batch& before);
+                 pass_result& out, pending_claims& chained, db::write_batch& before,
+                 db::event_batch& gathered);
 
 } // namespace mg::workers

@@ -76,12 +76,14 @@ struct applied_results {
 /// re-checked) on `pending`, then reconciles every request they or `also`
 /// need on its locked rows as the writes leave them, each once and in id
 /// order. Events join `gathered`; every write waits in `pending` for the
-/// caller's next round trip.
+/// caller's next round trip. The READY rows of what `chaining` requests
+/// activate are left to chain_claim_successors.
 applied_results apply_and_reconcile(pqxx::transaction_base& tx, const engine& e,
                                     db::locked_requests& locked,
                                     const std::vector<db::node_result>& results,
-                                    std::vector<std::string> also, db::event_batch& gathered,
-                                    db::write_batch& pending) {
+                                    std::vector<std::string> also,
+                                    const std::set<std::string>& chaining,
+                                    db::event_batch& gathered, db::write_batch& pending) {
   auto effects = db::queue_node_results(tx, results, {&gathered, true, true}, pending);
   for (size_t k = 0; k < results.size(); ++k) {
     auto& node = *results[k].node;
@@ -91,32 +93,41 @@ applied_results apply_and_reconcile(pqxx::transaction_base& tx, const engine& e,
   }
   applied_results out;
   out.reconciled = sorted_unique(std::move(also));
-  out.outcomes = db::reconcile_locked_requests(tx, e.plans, locked, out.reconciled,
-                                               e.reconcile_settings(), &gathered, &pending);
+  out.outcomes = db::reconcile_locked_requests(
+      tx, e.plans, locked, out.reconciled, e.reconcile_settings(), &gathered, &pending, chaining);
   return out;
 }
 
-/// SPEC §1 chain claim of the successors that the applied `chain` results
-/// activated, in `tx` after `pending` (in the claim's round trip).
-void chain_claim_successors(pqxx::work& tx, const engine& e,
-                            const std::vector<const handed_result*>& results,
-                            const std::vector<size_t>& applied, const applied_results& done,
-                            db::write_batch& pending, pending_claims& chained, pass_result& part) {
+/// The requests of the applied results that chain-claim their successors.
+std::set<std::string> chaining_requests(const std::vector<const handed_result*>& results,
+                                        const std::vector<size_t>& applied) {
   std::set<std::string> chaining;
   for (auto i : applied)
     if (results[i]->chain)
       chaining.insert(results[i]->node.request_id);
+  return chaining;
+}
+
+/// SPEC §1 chain claim of the successors that the `chaining` requests
+/// activated, in `tx` after `pending` (in the claim's round trip); the
+/// `gathered` events are written with the claims' own.
+void chain_claim_successors(pqxx::work& tx, const engine& e, const std::set<std::string>& chaining,
+                            const applied_results& done, db::event_batch& gathered,
+                            db::write_batch& pending, pending_claims& chained, pass_result& part) {
   std::vector<db::activated_node> activated;
   for (size_t k = 0; k < done.reconciled.size(); ++k)
     if (chaining.count(done.reconciled[k]))
       for (auto& key : done.outcomes[k].activated_keys)
         activated.push_back({done.reconciled[k], key});
   if (activated.empty()) {
+    gathered.flush_into(tx, pending);
     if (!pending.empty())
       pending.run(tx);
     return;
   }
-  chain_claim(tx, activated, e, part, chained, pending);
+  // A successor's context reads its predecessors' artifacts.
+  gathered.flush_artifacts_into(tx, pending);
+  chain_claim(tx, activated, e, part, chained, pending, gathered);
 }
 
 } // namespace
@@ -146,7 +157,9 @@ batch_written write_results(pqxx::connection& c, const engine& e,
     applied.push_back({&r.node, std::move(steps), &events.back()});
   }
   db::write_batch pending;
-  auto done = apply_and_reconcile(tx, e, locked, applied, reconcile_ids, gathered, pending);
+  const auto chaining = chaining_requests(results, to_apply);
+  auto done =
+      apply_and_reconcile(tx, e, locked, applied, reconcile_ids, chaining, gathered, pending);
   bool wrote = !applied.empty();
   for (auto& o : done.outcomes) {
     wrote |= o.wrote;
@@ -157,11 +170,8 @@ batch_written write_results(pqxx::connection& c, const engine& e,
               done.reconciled.begin();
     out.reconciles.push_back(done.outcomes[static_cast<size_t>(at)]);
   }
-  // Before the chain claim: a successor's context reads its predecessors'
-  // artifacts.
-  gathered.flush_into(tx, pending);
   pending_claims chained;
-  chain_claim_successors(tx, e, results, to_apply, done, pending, chained, out.chain);
+  chain_claim_successors(tx, e, chaining, done, gathered, pending, chained, out.chain);
   if (wrote) {
     tx.commit();
     chained.committed = true;

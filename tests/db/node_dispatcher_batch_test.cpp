@@ -413,4 +413,101 @@ BOOST_FIXTURE_TEST_CASE(a_batch_writes_each_requests_events_and_outbox_rows_in_o
       count("SELECT count(*) FROM movement_events WHERE request_id = '" + with_callback + "'"));
 }
 
+/// Records every update of a node row from here on: (node_key, old state,
+/// new state), in order. How many row versions the engine writes is what
+/// the chain claim saves.
+void record_node_row_versions(db_fixture& f) {
+  f.exec("CREATE TABLE node_row_versions (seq bigserial, node_key text, from_state text,"
+         " to_state text);"
+         "CREATE FUNCTION record_node_row_version() RETURNS trigger LANGUAGE plpgsql AS $$"
+         " BEGIN INSERT INTO node_row_versions (node_key, from_state, to_state)"
+         " VALUES (NEW.node_key, OLD.node_state, NEW.node_state); RETURN NEW; END $$;"
+         "CREATE TRIGGER record_node_row_version AFTER UPDATE ON movement_request_nodes"
+         " FOR EACH ROW EXECUTE FUNCTION record_node_row_version();");
+}
+
+/// The states a node's row took, in order: "BLOCKED>SUBMITTING,...".
+std::string row_versions(db_fixture& f, const std::string& key) {
+  return f.scalar("SELECT string_agg(from_state || '>' || to_state, ',' ORDER BY seq)"
+                  " FROM node_row_versions WHERE node_key = '" +
+                  key + "'");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_chain_claimed_successor_goes_from_blocked_to_submitting_in_one_write,
+                        db_fixture) {
+  // Its READY exists as an event only: the row is written once for the
+  // claim, not once for the activation and again for the claim.
+  add_template(chain3);
+  auto id = create_and_approve("chain3");
+  record_node_row_versions(*this);
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 3);
+  for (auto key : {"b", "c"}) {
+    BOOST_TEST(node_state(id, key) == "COMPLETED");
+    BOOST_TEST(row_versions(*this, key).rfind("BLOCKED>SUBMITTING,", 0) == 0);
+    BOOST_TEST(row_versions(*this, key).find("READY") == std::string::npos);
+  }
+  BOOST_TEST(history(*this, node_id(*this, id, "b")).find("READY,SUBMITTING,SUBMITTED") !=
+             std::string::npos);
+}
+
+BOOST_FIXTURE_TEST_CASE(successors_past_the_chain_claims_batch_size_become_ready, db_fixture) {
+  settings.node_dispatch_batch_size = 1;
+  apply_settings();
+  add_template(R"({"template_key": "fork", "version": 1, "nodes": [
+    {"node_key": "a", "action_type": "step", "executor_key": "sim"},
+    {"node_key": "b", "action_type": "step", "executor_key": "sim"},
+    {"node_key": "c", "action_type": "step", "executor_key": "sim"}],
+  "edges": [["a", "b"], ["a", "c"]]})");
+  auto id = create_and_approve("fork");
+  record_node_row_versions(*this);
+  auto r = workers::dispatch_pass(conn, engine());
+  BOOST_TEST(r.processed == 2); // a, then b chained
+  BOOST_TEST(node_state(id, "b") == "COMPLETED");
+  BOOST_TEST(node_state(id, "c") == "READY");
+  BOOST_TEST(row_versions(*this, "c") == "BLOCKED>READY");
+  BOOST_TEST(r.activated == 1);
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1);
+  BOOST_TEST(request_col(*this, id, "request_state") == "COMPLETED");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_chain_claimed_successor_whose_preflight_call_fails_waits_ready,
+                        db_fixture) {
+  // SPEC §1 preflight/prepare errors, for a node whose claim skipped its
+  // READY row: it becomes READY with the error counted and its retry delay.
+  add_template(chain3);
+  auto id = create_and_approve("chain3");
+  auto hooked = hook_sim(*this, [] {});
+  hooked->before_preflight = [](const domain::execution_context& c) {
+    if (c.node_key == "b")
+      throw domain::executor_error("connection refused (preflight)");
+  };
+  BOOST_TEST(workers::dispatch_pass(conn, engine()).processed == 1); // a; b deferred
+  auto b = node_id(*this, id, "b");
+  BOOST_TEST(node_state(id, "b") == "READY");
+  BOOST_TEST(node_col(*this, b, "prepare_errors") == "1");
+  BOOST_TEST(node_col(*this, b, "error_code") == "PREFLIGHT_ERROR");
+  BOOST_TEST(count("SELECT count(*) FROM movement_request_nodes WHERE id = '" + b +
+                   "' AND retry_at > now()") == 1);
+  BOOST_TEST(node_state(id, "c") == "BLOCKED");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_chain_claimed_successor_that_fails_preflight_fails_from_its_claim,
+                        db_fixture) {
+  add_template(R"({"template_key": "refused", "version": 1, "nodes": [
+    {"node_key": "a", "action_type": "step", "executor_key": "sim"},
+    {"node_key": "b", "action_type": "step", "executor_key": "sim",
+     "config": {"sim": {"fail_at": "preflight"}}}],
+  "edges": [["a", "b"]]})");
+  auto id = create_and_approve("refused");
+  record_node_row_versions(*this);
+  workers::dispatch_pass(conn, engine());
+  BOOST_TEST(node_state(id, "b") == "FAILED");
+  BOOST_TEST(row_versions(*this, "b") == "BLOCKED>FAILED");
+  BOOST_TEST(scalar("SELECT string_agg(payload->>'node_state', ',' ORDER BY seq)"
+                    " FROM movement_events WHERE event_type = 'node_state_changed'"
+                    " AND node_key = 'b'") == "READY,FAILED");
+  BOOST_TEST(count("SELECT count(*) FROM sim_ledger WHERE node_id = '" + node_id(*this, id, "b") +
+                   "'") == 0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

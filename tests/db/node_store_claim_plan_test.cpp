@@ -112,15 +112,15 @@ BOOST_FIXTURE_TEST_CASE(the_candidate_list_probes_requests_by_key_on_stale_stati
 
 BOOST_FIXTURE_TEST_CASE(a_chain_claim_probes_keys_and_keeps_only_claimable_successors,
                         stale_statistics_fixture) {
-  // Five successors made READY as a reconcile would, one of them on a
-  // paused request; a sixth still BLOCKED.
+  // Five successors activated as a reconcile leaves them for the chain
+  // claim (still BLOCKED in their rows), one of them on a paused request;
+  // a sixth that moved on already.
   std::vector<db::activated_node> activated;
   for (int i = 0; i < 6; ++i) {
     auto& id = requests[static_cast<size_t>(i) * 40];
-    if (i < 5)
-      exec("UPDATE movement_request_nodes SET node_state = CASE node_key WHEN 'a' THEN"
-           " 'COMPLETED' ELSE 'READY' END WHERE request_id = '" +
-           id + "'");
+    exec("UPDATE movement_request_nodes SET node_state = CASE node_key WHEN 'a' THEN"
+         " 'COMPLETED' ELSE '" +
+         std::string(i < 5 ? "BLOCKED" : "READY") + "' END WHERE request_id = '" + id + "'");
     activated.push_back({id, "b"});
   }
   exec("UPDATE movement_requests SET dispatch_paused = true WHERE id = '" + requests[40] + "'");

@@ -14,6 +14,10 @@ struct hooked_sim : domain::executor {
   /// one): after the claim committed, before any ledger write.
   std::function<void()> before_submits = [] {
   };
+  /// Before each preflight call (it may throw, as a failed call would).
+  std::function<void(const domain::execution_context&)> before_preflight =
+      [](const domain::execution_context&) {
+      };
   /// Before each observe and recover call.
   std::function<void()> before_observe = [] {
   };
@@ -22,6 +26,7 @@ struct hooked_sim : domain::executor {
 
   explicit hooked_sim(std::shared_ptr<domain::executor> s) : sim(std::move(s)) {}
   std::optional<domain::step_result> preflight(const domain::execution_context& c) override {
+    before_preflight(c);
     return sim->preflight(c);
   }
   std::optional<domain::prepared_action> prepare(const domain::execution_context& c) override {
