@@ -367,8 +367,7 @@ void chain_claim(pqxx::work& tx, const std::vector<db::activated_node>& activate
   const int limit = std::max(1, e.settings.node_dispatch_batch_size);
   int taken = 0;
   std::vector<std::string> first_dispatch;
-  auto contexts =
-      claimed.empty() ? std::vector<db::context_result>{} : prefetch_contexts(tx, claimed, e);
+  auto contexts = prefetch_contexts(tx, claimed, e);
   for (size_t i = 0; i < claimed.size(); ++i) {
     if (taken >= limit)
       break;
