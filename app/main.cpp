@@ -4,6 +4,7 @@
 
 #include "app/common.hpp"
 #include "config/log.hpp"
+#include "config/malloc_arenas.hpp"
 
 namespace mg::app {
 int cmd_baselines(const args& a); // app/cmd_baselines.cpp
@@ -38,6 +39,7 @@ int usage() {
 } // namespace
 
 int main(int argc, char** argv) {
+  mg::config::limit_malloc_arenas();
   if (argc < 2)
     return usage();
   std::string cmd = argv[1];
