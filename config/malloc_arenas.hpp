@@ -2,9 +2,9 @@
 // How many malloc arenas the process keeps. glibc gives each thread that
 // allocates an arena of its own, up to 8 per core, and an arena keeps what
 // its thread freed: with the runtime's dozens of threads (workers, writers,
-// CAF's scheduler) on 2 cores that is about 7 MiB of resident memory held
-// for nothing (bench: RSS after throughput 37.5 MiB with glibc's limit,
-// 30-32 MiB with 2 arenas, at the same nodes/s).
+// CAF's scheduler) on 2 cores that is about 5 MiB of resident memory held
+// for nothing (bench, median of 6 rounds: RSS after throughput 36.6 MiB
+// with glibc's limit, 31.7 MiB with 2 arenas, at the same nodes/s).
 #include <optional>
 
 namespace mg::config {

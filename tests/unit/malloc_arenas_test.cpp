@@ -21,17 +21,19 @@ using mg::config::malloc_arena_limit;
 
 namespace {
 
+/// This process's arenas: the heaps malloc_info lists.
 int arenas() {
   char* text = nullptr;
   size_t size = 0;
   FILE* out = open_memstream(&text, &size);
   malloc_info(0, out);
   std::fclose(out);
-  int n = 0;
-  for (auto at = std::string(text, size).find("<heap nr="); at != std::string::npos;
-       at = std::string(text, size).find("<heap nr=", at + 1))
-    ++n;
+  const std::string info(text, size);
   std::free(text);
+  int n = 0;
+  for (auto at = info.find("<heap nr="); at != std::string::npos;
+       at = info.find("<heap nr=", at + 1))
+    ++n;
   return n;
 }
 
