@@ -218,7 +218,7 @@ BOOST_FIXTURE_TEST_CASE(a_frozen_peer_times_out_with_the_reason_and_recovers_aft
   start_serve();
   auto c = session(creator, 2s);
   BOOST_TEST(c->list().status == 200);
-  server->signal(SIGSTOP);
+  BOOST_REQUIRE(server->freeze());
   auto started = steady_clock::now();
   auto why = error_of([&] { c->list(); });
   double waited = duration<double>(steady_clock::now() - started).count();

@@ -253,7 +253,7 @@ BOOST_FIXTURE_TEST_CASE(sigstop_process_whose_lease_expires_is_recovered_and_its
       wait_for("SELECT count(*) = 1 FROM sim_ledger WHERE node_id = " + transfer, 15s), logs());
   auto frozen = scalar("SELECT claimed_by" + node_where);
   BOOST_REQUIRE(procs.count(frozen) == 1);
-  procs[frozen]->signal(SIGSTOP);
+  BOOST_REQUIRE(procs[frozen]->freeze());
   auto stopped_at = std::chrono::steady_clock::now();
   BOOST_REQUIRE(scalar("SELECT node_state" + node_where) == "SUBMITTING");
   auto frozen_token = scalar("SELECT claim_token" + node_where);

@@ -3,7 +3,9 @@
 
 #include <csignal>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <sys/wait.h>
@@ -66,6 +68,43 @@ child::~child() {
 void child::signal(int sig) {
   if (pid_ > 0)
     ::kill(pid_, sig);
+}
+
+namespace {
+
+/// Every thread of `pid` is in a stopped state ('T' or 't' in its stat).
+bool all_threads_stopped(pid_t pid) {
+  const std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
+  bool any = false;
+  for (auto& entry : std::filesystem::directory_iterator(task_dir)) {
+    std::ifstream in(entry.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto after_name = stat.rfind(')');
+    if (after_name == std::string::npos || after_name + 2 >= stat.size())
+      return false;
+    char state = stat[after_name + 2];
+    if (state != 'T' && state != 't')
+      return false;
+    any = true;
+  }
+  return any;
+}
+
+} // namespace
+
+bool child::freeze(std::chrono::milliseconds timeout) {
+  signal(SIGSTOP);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      if (all_threads_stopped(pid_))
+        return true;
+    } catch (const std::filesystem::filesystem_error&) {
+      // a thread ended while we listed them: look again
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
 }
 
 bool child::running() {

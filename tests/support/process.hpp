@@ -25,6 +25,10 @@ public:
   child(const child&) = delete;
 
   void signal(int sig);
+  /// SIGSTOP, then waits until every thread of the process is stopped
+  /// (kill returns before a thread running on another core has stopped);
+  /// false when that did not happen within `timeout`.
+  bool freeze(std::chrono::milliseconds timeout = std::chrono::seconds(5));
   /// Exit code (128 + signal when killed), or -1 after `timeout`.
   int wait(std::chrono::milliseconds timeout);
   bool running();
