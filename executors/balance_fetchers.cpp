@@ -5,7 +5,7 @@
 
 namespace mg::executors {
 
-db::balance_amount parse_gateway_balance(const std::string& body) {
+balance_amount parse_gateway_balance(const std::string& body) {
   std::string error;
   auto doc = json::parse(body, &error);
   if (!doc)
@@ -35,7 +35,7 @@ gateway_balance_fetcher::gateway_balance_fetcher(const std::string& base_url,
                                                  double timeout_seconds, std::string venue_key)
     : venue_key_(std::move(venue_key)), client_(base_url, timeout_seconds) {}
 
-std::vector<db::balance_amount> gateway_balance_fetcher::fetch() {
+std::vector<balance_amount> gateway_balance_fetcher::fetch() {
   auto reply = client_.get(gateway_balances_path, {{"Accept", "application/json"}});
   if (reply.status != 200)
     throw balance_fetch_error("HTTP " + std::to_string(reply.status));

@@ -7,6 +7,7 @@
 #include "actors/cluster/movement_api.hpp"
 #include "config/log.hpp"
 #include "domain/json_writer.hpp"
+#include "executors/balance_fetchers.hpp"
 #include "http/admin_page.hpp"
 #include "http/admin_server.hpp"
 #include "http/admin_views.hpp"
@@ -40,6 +41,20 @@ std::vector<api::api_key> read_api_keys(const std::string& path) {
   }
 }
 
+/// GET /v3/balances over the venues MG_GATEWAY_API_URL configures; a URL
+/// that is not http(s) leaves fresh=true answering 503 instead of keeping
+/// the API down.
+std::unique_ptr<services::balance_service> balance_service_for(services::service_context& ctx) {
+  try {
+    return std::make_unique<services::balance_service>(
+        ctx, executors::make_balance_fetchers(ctx.settings));
+  } catch (const std::invalid_argument&) {
+    log::warn("GET /v3/balances?fresh=true cannot fetch: MG_GATEWAY_API_URL is not http(s)");
+    return std::make_unique<services::balance_service>(ctx, domain::balance_fetcher_registry{},
+                                                       "MG_GATEWAY_API_URL is not an http(s) URL");
+  }
+}
+
 } // namespace
 
 front_doors::front_doors(const config::settings& settings, db::plan_cache& plans,
@@ -50,8 +65,10 @@ front_doors::front_doors(const config::settings& settings, db::plan_cache& plans
       new services::service_context{*pool_, settings_, plans, hooks_.request_changed, providers});
   movements_ = std::make_unique<services::movement_service>(*ctx_);
   catalog_ = std::make_unique<services::catalog_service>(*ctx_);
+  balances_ = balance_service_for(*ctx_);
   keys_ = read_api_keys(settings.api_keys_file);
-  api_ = std::make_unique<api_server>(settings_, keys_, *ctx_, v3_routes(*movements_, *catalog_));
+  api_ = std::make_unique<api_server>(settings_, keys_, *ctx_,
+                                      v3_routes(*movements_, *catalog_, *balances_));
   api_->serve_static("/openapi.json", "application/json", openapi_document()); // no auth
   admin_hooks ah;
   ah.database_ok = [this] {

@@ -10,6 +10,7 @@
 #include "config/settings.hpp"
 #include "domain/api_auth.hpp"
 #include "domain/executor.hpp"
+#include "services/balance_service.hpp"
 #include "services/catalog_service.hpp"
 #include "services/movement_service.hpp"
 
@@ -59,6 +60,7 @@ private:
   std::unique_ptr<services::service_context> ctx_;
   std::unique_ptr<services::movement_service> movements_;
   std::unique_ptr<services::catalog_service> catalog_;
+  std::unique_ptr<services::balance_service> balances_;
   std::unique_ptr<api_server> api_;
   std::unique_ptr<admin_server> admin_;
   std::vector<api::api_key> keys_;

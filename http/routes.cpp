@@ -51,7 +51,8 @@ template <class F> std::function<api::reply(const call&)> no_query(F f) {
 
 } // namespace
 
-std::vector<route> v3_routes(services::movement_service& m, services::catalog_service& cat) {
+std::vector<route> v3_routes(services::movement_service& m, services::catalog_service& cat,
+                             services::balance_service& balances) {
   std::vector<route> r;
   auto add = [&](const char* method, const char* pattern, scope s, bool body,
                  std::function<api::reply(const call&)> f) {
@@ -104,10 +105,8 @@ std::vector<route> v3_routes(services::movement_service& m, services::catalog_se
   add("PUT", "/v3/signers/{signer_key}/expected-identity", scope::admin, true,
       no_query(
           [&cat](const call& c) { return cat.put_expected_identity(c.who, c.params[0], c.json); }));
-  // Balances (its own service: it owns the balance fetchers of fresh=true).
-  auto balances = std::make_shared<services::balance_service>(cat.context());
   add("GET", "/v3/balances", scope::read, false,
-      [balances](const call& c) { return balances->get(c.who, c.query); });
+      [&balances](const call& c) { return balances.get(c.who, c.query); });
   return r;
 }
 

@@ -6,12 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "domain/balance_fetcher.hpp"
+
 namespace mg::db {
 
-struct balance_amount {
-  std::string asset;
-  std::string amount; // decimal string
-};
+using domain::balance_amount;
 
 /// Appends one venue's balances inside a savepoint: all rows or none. On a
 /// failure the savepoint is rolled back (the outer transaction stays usable

@@ -20,7 +20,7 @@ void count_failure(const std::string& venue_key, const std::string& error) {
 
 } // namespace
 
-std::vector<venue_fetch> fetch_all_balances(const executors::balance_fetcher_registry& fetchers) {
+std::vector<venue_fetch> fetch_all_balances(const domain::balance_fetcher_registry& fetchers) {
   std::vector<venue_fetch> out;
   for (auto& f : fetchers) {
     venue_fetch v{f->venue_key(), {}, {}};

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "executors/balance_fetchers.hpp"
+#include "domain/balance_fetcher.hpp"
 #include "persistence/balance_store.hpp"
 
 namespace mg::services {
@@ -13,7 +13,7 @@ namespace mg::services {
 /// One venue's outcome: its balances, or why there are none.
 struct venue_fetch {
   std::string venue_key;
-  std::vector<db::balance_amount> balances;
+  std::vector<domain::balance_amount> balances;
   std::string error; // "" when fetched (and, after store_balance_fetches, stored)
 };
 
@@ -21,7 +21,7 @@ struct venue_fetch {
 /// that throws a std::exception is logged, counted
 /// (movegate_balance_fetch_failures_total{venue}) and reported in its entry;
 /// anything else escapes (the sidecar supervisor restarts the worker).
-std::vector<venue_fetch> fetch_all_balances(const executors::balance_fetcher_registry& fetchers);
+std::vector<venue_fetch> fetch_all_balances(const domain::balance_fetcher_registry& fetchers);
 
 /// Appends every fetched venue under its own savepoint; a venue whose rows
 /// cannot be written gets `error` set and leaves nothing behind, the others

@@ -4,11 +4,9 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <set>
-#include <stdexcept>
 #include <variant>
 #include <vector>
 
-#include "config/log.hpp"
 #include "persistence/balance_store.hpp"
 #include "services/balance_fetch.hpp"
 
@@ -93,17 +91,9 @@ reply nothing_to_answer(const std::vector<venue_error>& errors) {
 
 } // namespace
 
-balance_service::balance_service(service_context& ctx) : ctx_(ctx) {
-  try {
-    fetchers_ = executors::make_balance_fetchers(ctx.settings);
-  } catch (const std::invalid_argument&) {
-    config_problem_ = "MG_GATEWAY_API_URL is not an http(s) URL";
-    log::warn("GET /v3/balances?fresh=true cannot fetch: MG_GATEWAY_API_URL is not http(s)");
-  }
-}
-
-balance_service::balance_service(service_context& ctx, executors::balance_fetcher_registry fetchers)
-    : ctx_(ctx), fetchers_(std::move(fetchers)) {}
+balance_service::balance_service(service_context& ctx, domain::balance_fetcher_registry fetchers,
+                                 std::string config_problem)
+    : ctx_(ctx), fetchers_(std::move(fetchers)), config_problem_(std::move(config_problem)) {}
 
 reply balance_service::get(const caller&, const std::multimap<std::string, std::string>& query) {
   auto fresh = fresh_param(query);

@@ -10,23 +10,24 @@
 #include <map>
 #include <string>
 
-#include "executors/balance_fetchers.hpp"
+#include "domain/balance_fetcher.hpp"
 #include "services/service_context.hpp"
 
 namespace mg::services {
 
 class balance_service {
 public:
-  /// Fetchers from ctx.settings (MG_GATEWAY_API_URL).
-  explicit balance_service(service_context& ctx);
-  balance_service(service_context& ctx, executors::balance_fetcher_registry fetchers);
+  /// `config_problem`: why a configured venue has no fetcher (fresh=true
+  /// then answers 503 with it); "" when the registry is what was asked for.
+  balance_service(service_context& ctx, domain::balance_fetcher_registry fetchers,
+                  std::string config_problem = {});
 
   /// `query`: only `fresh` (true|false, at most once); anything else → 400.
   reply get(const caller& who, const std::multimap<std::string, std::string>& query);
 
 private:
   service_context& ctx_;
-  executors::balance_fetcher_registry fetchers_;
+  domain::balance_fetcher_registry fetchers_;
   std::string config_problem_; // why there are no fetchers when one was configured
 };
 

@@ -14,7 +14,6 @@ public:
   explicit catalog_service(service_context& ctx) : ctx_(ctx) {}
 
   /// The shared context, for services the route table builds beside it.
-  service_context& context() const { return ctx_; }
 
   /// GET /v3/templates?limit=&cursor= — latest version of each key.
   reply list_templates(const caller& who, const list_query& q);

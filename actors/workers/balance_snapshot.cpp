@@ -5,6 +5,7 @@
 #include "actors/workers/worker_table.hpp"
 #include "config/log.hpp"
 #include "domain/json_writer.hpp"
+#include "executors/balance_fetchers.hpp"
 #include "persistence/db.hpp"
 #include "persistence/notification_store.hpp"
 
@@ -40,7 +41,7 @@ void notify_stale_venues(pqxx::transaction_base& tx,
 } // namespace
 
 pass_result balance_snapshot_pass(db::connection_slot& conn,
-                                  const executors::balance_fetcher_registry& fetchers,
+                                  const domain::balance_fetcher_registry& fetchers,
                                   int retention_days, double stale_threshold_seconds) {
   auto fetches = services::fetch_all_balances(fetchers);
   pqxx::work tx(conn.get());
@@ -67,7 +68,7 @@ pass_result balance_snapshot_pass(db::connection_slot& conn,
 namespace mg::actors {
 
 worker_pass balance_snapshot_over(const std::shared_ptr<workers::engine_context>& ctx,
-                                  executors::balance_fetcher_registry fetchers) {
+                                  domain::balance_fetcher_registry fetchers) {
   auto& s = ctx->settings;
   int retention_days = s.balance_retention_days;
   double stale = s.balance_stale_threshold_seconds;

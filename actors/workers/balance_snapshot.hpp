@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "actors/workers/worker_table.hpp"
 #include "actors/workers/engine.hpp"
-#include "executors/balance_fetchers.hpp"
+#include "actors/workers/worker_table.hpp"
+#include "domain/balance_fetcher.hpp"
 #include "persistence/connection_slot.hpp"
 #include "services/balance_fetch.hpp"
 
@@ -26,7 +26,7 @@ namespace mg::workers {
 /// notification per stale episode. Throws after committing when no venue
 /// could be stored, so the loop counts the error and the heartbeat shows it.
 pass_result balance_snapshot_pass(db::connection_slot& conn,
-                                  const executors::balance_fetcher_registry& fetchers,
+                                  const domain::balance_fetcher_registry& fetchers,
                                   int retention_days, double stale_threshold_seconds);
 
 } // namespace mg::workers
@@ -36,6 +36,6 @@ namespace mg::actors {
 /// The balance_snapshot pass over `fetchers` (the maker passes the
 /// registry built from settings; tests pass their own).
 worker_pass balance_snapshot_over(const std::shared_ptr<workers::engine_context>& ctx,
-                                  executors::balance_fetcher_registry fetchers);
+                                  domain::balance_fetcher_registry fetchers);
 
 } // namespace mg::actors

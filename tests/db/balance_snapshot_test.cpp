@@ -16,6 +16,7 @@
 #include "actors/workers/balance_snapshot.hpp"
 #include "actors/workers/worker_table.hpp"
 #include "config/metrics.hpp"
+#include "executors/balance_fetchers.hpp"
 #include "persistence/balance_store.hpp"
 #include "tests/support/db_fixture.hpp"
 #include "tests/support/http_peer.hpp"
@@ -65,7 +66,7 @@ private:
   std::thread thread_;
 };
 
-std::shared_ptr<executors::balance_fetcher>
+std::shared_ptr<domain::balance_fetcher>
 gateway_fetcher(const std::string& url, const std::string& venue = "gateway", double timeout = 2) {
   return std::make_shared<executors::gateway_balance_fetcher>(url, timeout, venue);
 }
@@ -73,23 +74,23 @@ gateway_fetcher(const std::string& url, const std::string& venue = "gateway", do
 /// A multi-asset venue (none speaks HTTP yet): reports what it is given,
 /// e.g. a second row the database refuses, to show a venue's rows go
 /// together or not at all.
-struct listed_venue : executors::balance_fetcher {
+struct listed_venue : domain::balance_fetcher {
   std::string key;
-  std::vector<db::balance_amount> rows;
-  listed_venue(std::string k, std::vector<db::balance_amount> r)
+  std::vector<domain::balance_amount> rows;
+  listed_venue(std::string k, std::vector<domain::balance_amount> r)
       : key(std::move(k)), rows(std::move(r)) {}
   const std::string& venue_key() const override { return key; }
-  std::vector<db::balance_amount> fetch() override { return rows; }
+  std::vector<domain::balance_amount> fetch() override { return rows; }
 };
 
 /// A venue adapter failing outside std::exception (a bug, not a bad
 /// answer): the pass is not meant to survive it, the supervisor is.
-struct crashing_venue : executors::balance_fetcher {
+struct crashing_venue : domain::balance_fetcher {
   std::shared_ptr<std::atomic<int>> calls;
   std::string key = "crashy";
   explicit crashing_venue(std::shared_ptr<std::atomic<int>> c) : calls(std::move(c)) {}
   const std::string& venue_key() const override { return key; }
-  std::vector<db::balance_amount> fetch() override {
+  std::vector<domain::balance_amount> fetch() override {
     if (++*calls % 2 == 0)
       throw 42;
     return {{"USDC", std::to_string(calls->load())}};
@@ -132,11 +133,11 @@ BOOST_FIXTURE_TEST_CASE(failing_venue_rolls_back_only_itself, test::db_fixture) 
   broken.answer(500, R"({"error": "down"})");
   double before = failures("broken");
   double before_half = failures("half");
-  executors::balance_fetcher_registry fetchers{
+  domain::balance_fetcher_registry fetchers{
       gateway_fetcher(broken.url(), "broken"),
       // Its second row breaks a CHECK: its first row must go too.
       std::make_shared<listed_venue>("half",
-                                     std::vector<db::balance_amount>{{"USDC", "5"}, {"", "6"}}),
+                                     std::vector<domain::balance_amount>{{"USDC", "5"}, {"", "6"}}),
       gateway_fetcher(good.url(), "good"),
   };
   auto r = workers::balance_snapshot_pass(conn, fetchers, 30, 120);
@@ -178,7 +179,7 @@ BOOST_FIXTURE_TEST_CASE(bad_gateway_answers_write_nothing_and_fail_the_pass, tes
       {200, R"({"asset": "USDT", "amount": "1"})", 0ms, "asset is 'USDT'"},
       {200, R"({"asset": "USDC", "amount": "1"})", 1500ms, "http://127.0.0.1"}, // timeout
   };
-  auto fetchers = executors::balance_fetcher_registry{gateway_fetcher(gw.url(), "gateway", 0.5)};
+  auto fetchers = domain::balance_fetcher_registry{gateway_fetcher(gw.url(), "gateway", 0.5)};
   for (auto& c : cases) {
     gw.answer(c.status, c.body, c.delay);
     double before = failures("gateway");
@@ -191,7 +192,7 @@ BOOST_FIXTURE_TEST_CASE(bad_gateway_answers_write_nothing_and_fail_the_pass, tes
     BOOST_TEST(count("SELECT count(*) FROM balance_snapshots") == 0, c.body);
   }
   // Nobody listening at all.
-  auto refused = executors::balance_fetcher_registry{
+  auto refused = domain::balance_fetcher_registry{
       gateway_fetcher("http://127.0.0.1:" + std::to_string(1), "gateway", 0.5)};
   BOOST_CHECK_THROW(workers::balance_snapshot_pass(conn, refused, 30, 120), std::runtime_error);
   BOOST_TEST(count("SELECT count(*) FROM balance_snapshots") == 0);
@@ -240,7 +241,7 @@ BOOST_FIXTURE_TEST_CASE(latest_balance_and_stale_flag_flip_at_the_threshold, tes
 
 BOOST_FIXTURE_TEST_CASE(venue_failing_until_stale_notifies_once_per_episode, test::db_fixture) {
   local_gateway gw;
-  auto fetchers = executors::balance_fetcher_registry{gateway_fetcher(gw.url())};
+  auto fetchers = domain::balance_fetcher_registry{gateway_fetcher(gw.url())};
   auto notifications = [&] {
     return count("SELECT count(*) FROM notification_outbox WHERE kind = 'balance_stale'"
                  " AND subject = 'venue:gateway'");

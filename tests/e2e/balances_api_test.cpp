@@ -194,6 +194,15 @@ BOOST_FIXTURE_TEST_CASE(gateway_down_or_unconfigured_is_never_a_500, balances_fi
   BOOST_TEST(d["errors"][0]["venue_key"].IsNull());
 }
 
+BOOST_FIXTURE_TEST_CASE(a_gateway_url_that_is_not_http_keeps_the_api_up_and_says_so,
+                        balances_fixture) {
+  start("e2e-ftp", {{"MG_GATEWAY_API_URL", "ftp://127.0.0.1/"}});
+  auto fresh = balances("/v3/balances?fresh=true");
+  BOOST_TEST(fresh.status == 503, fresh.body);
+  BOOST_TEST(fresh.body.find("not an http(s) URL") != std::string::npos, fresh.body);
+  BOOST_TEST(balances().status == 200); // the stored view is unaffected
+}
+
 BOOST_FIXTURE_TEST_CASE(bad_query_and_wrong_scope_are_refused, balances_fixture) {
   start_api();
   for (const char* target : {"/v3/balances?fresh=yes", "/v3/balances?fresh=1",

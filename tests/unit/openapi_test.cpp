@@ -54,11 +54,12 @@ struct route_tables {
   services::service_context ctx{pool, settings, plans, {}, nullptr};
   services::movement_service movements{ctx};
   services::catalog_service catalog{ctx};
+  services::balance_service balances{ctx, {}};
   http::api_server relay_target{settings, {}, ctx, {}}; // never started
 
   std::set<std::string> v3() {
     std::set<std::string> out;
-    for (auto& r : http::v3_routes(movements, catalog))
+    for (auto& r : http::v3_routes(movements, catalog, balances))
       out.insert(normalise(r.method, r.pattern));
     return out;
   }
