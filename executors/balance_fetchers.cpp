@@ -1,35 +1,6 @@
 #include "executors/balance_fetchers.hpp"
 
-#include "domain/json.hpp"
-#include "domain/movement_requests.hpp"
-
 namespace mg::executors {
-
-balance_amount parse_gateway_balance(const std::string& body) {
-  std::string error;
-  auto doc = json::parse(body, &error);
-  if (!doc)
-    throw balance_fetch_error("reply is not JSON (" + error + ")");
-  if (!doc->IsObject())
-    throw balance_fetch_error("reply is not a JSON object");
-  auto member = [&](const char* name) -> const json::value& {
-    auto it = doc->FindMember(name);
-    if (it == doc->MemberEnd())
-      throw balance_fetch_error(std::string("reply has no '") + name + "'");
-    if (!it->value.IsString())
-      throw balance_fetch_error(std::string("'") + name + "' is not a string");
-    return it->value;
-  };
-  std::string asset = member("asset").GetString();
-  std::string amount = member("amount").GetString();
-  // The gateway's unified balance is USDC by contract; anything else means
-  // we are talking to something we do not understand.
-  if (asset != "USDC")
-    throw balance_fetch_error("asset is '" + asset.substr(0, 32) + "', expected 'USDC'");
-  if (!domain::is_decimal(amount))
-    throw balance_fetch_error("amount is not a decimal string");
-  return {asset, amount};
-}
 
 gateway_balance_fetcher::gateway_balance_fetcher(const std::string& base_url,
                                                  double timeout_seconds, std::string venue_key)

@@ -1,18 +1,13 @@
 #pragma once
 // The venues behind the balance fetcher port (domain/balance_fetcher.hpp).
-//
 // The default fetcher, `gateway`, reads the unified USDC balance from the
-// gateway API at MG_GATEWAY_API_URL:
-//   GET {MG_GATEWAY_API_URL}/v1/balances/unified
-//   200 {"asset": "USDC", "amount": "1234.500000"}
-// `amount` is a decimal string (digits, optional .fraction, no sign, no
-// exponent, at most 78 digits; a JSON number is refused so no float ever
-// touches it); other members are ignored. Any other status, a body that is
-// not such an object, or a transport failure is a failed fetch.
+// gateway API at MG_GATEWAY_API_URL (reply format and parser:
+// domain/venue_replies.hpp).
 #include <string>
 
 #include "config/settings.hpp"
 #include "domain/balance_fetcher.hpp"
+#include "domain/venue_replies.hpp"
 #include "executors/json_http_client.hpp"
 
 namespace mg::executors {
@@ -42,8 +37,7 @@ private:
   json_http_client client_;
 };
 
-/// Parses a gateway reply body (see above); throws balance_fetch_error.
-balance_amount parse_gateway_balance(const std::string& body);
+using domain::parse_gateway_balance;
 
 /// The configured fetchers: `gateway` when MG_GATEWAY_API_URL is set (empty
 /// registry otherwise). Throws std::invalid_argument for a URL that is not

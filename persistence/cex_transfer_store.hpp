@@ -6,22 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "domain/venue_replies.hpp"
+
 namespace mg::db {
 
-/// One deposit or withdrawal as the venue reported it (validated before
-/// it gets here: see executors/cex_venue_client.hpp).
-struct cex_transfer {
-  std::string venue_transfer_id;
-  std::string direction; // deposit | withdrawal
-  std::string asset;
-  std::string amount;      // decimal string
-  std::string status;      // the venue's own word
-  std::string occurred_at; // RFC 3339
-  std::string tx_hash;     // "" → none
-  std::string network;     // "" → none
-  std::string address;     // "" → none
-  std::string raw_json;    // the item as received
-};
+/// Validated before it gets here: see domain/venue_replies.hpp.
+using domain::cex_transfer;
 
 struct upsert_counts {
   int inserted = 0;

@@ -6,6 +6,7 @@
 #include "actors/workers/worker_table.hpp"
 #include "config/log.hpp"
 #include "config/metrics.hpp"
+#include "persistence/cex_transfer_store.hpp"
 
 namespace mg::workers {
 
